@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  // Tests import 'statecraft' and 'statecraft/testing' like users do; this condition maps
+  // those specifiers to the TypeScript sources instead of dist/ (see package.json exports).
+  resolve: { conditions: ['statecraft-source'] },
+  ssr: { resolve: { conditions: ['statecraft-source'] } },
+  test: {
+    include: ['test/**/*.test.ts'],
+    // The JSON report is what .ci/run counts passed and failed tests from.
+    reporters: ['default', 'json'],
+    outputFile: { json: '.vitest-report.json' },
+  },
+});
