@@ -1,0 +1,142 @@
+import type { Message } from './messages.js';
+import type { Usage } from './usage.js';
+
+/**
+ * What a fatal error keeps of the run it ended, so that nothing the run paid for is lost:
+ * the transcript so far and the tokens spent.
+ */
+export interface PartialResult {
+  readonly transcript: readonly Message[];
+  readonly usage: Usage;
+}
+
+export interface StatecraftErrorOptions {
+  readonly cause?: unknown;
+  readonly partial?: PartialResult;
+}
+
+// A registry symbol, not a module-local one: two copies of statecraft in one process (a
+// duplicated dependency) must still recognise each other's errors, which `instanceof` cannot.
+const CODES = Symbol.for('statecraft.error.codes');
+
+/**
+ * Base of every error statecraft throws. `code` is stable across versions; use
+ * `XxxError.isInstance(err)` rather than `instanceof`.
+ */
+export class StatecraftError extends Error {
+  static readonly code: string = 'STATECRAFT_ERROR';
+  readonly code: string;
+  readonly partial: PartialResult | undefined;
+  declare readonly [CODES]: readonly string[];
+
+  constructor(message: string, options: StatecraftErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    const ctor = new.target as typeof StatecraftError;
+    this.name = ctor.name;
+    this.code = ctor.code;
+    this.partial = options.partial;
+    // Every class key along the chain, so `ModelError.isInstance` accepts its subclasses too.
+    const codes: string[] = [];
+    let c: unknown = ctor;
+    while (typeof c === 'function' && 'code' in c) {
+      codes.push(classKey(c as typeof StatecraftError));
+      c = Object.getPrototypeOf(c);
+    }
+    Object.defineProperty(this, CODES, { value: Object.freeze(codes), enumerable: false });
+  }
+
+  /** True when `value` is this error class (or a subclass), even from another copy of the package. */
+  static isInstance<T extends abstract new (...args: never[]) => StatecraftError>(
+    this: T & { readonly code: string },
+    value: unknown,
+  ): value is InstanceType<T> {
+    if (typeof value !== 'object' || value === null) return false;
+    const codes = (value as { [CODES]?: unknown })[CODES];
+    // biome-ignore lint/complexity/noThisInStatic: `this` is the subclass isInstance was called on.
+    return Array.isArray(codes) && codes.includes(classKey(this));
+  }
+}
+
+/**
+ * What identifies an error class across package copies: its own `code`, or, for a subclass
+ * that declares none (a user's `class MyError extends ModelError {}`), its code and name, so
+ * that the parent's `isInstance` still accepts it but it does not accept its parent.
+ */
+function classKey(ctor: { readonly code: string; readonly name: string }): string {
+  return Object.hasOwn(ctor, 'code') ? ctor.code : `${ctor.code}:${ctor.name}`;
+}
+
+/** An option given at construction is invalid. Thrown at once, naming the option. */
+export class ConfigError extends StatecraftError {
+  static override readonly code: string = 'CONFIG_ERROR';
+  readonly option: string;
+  constructor(option: string, message: string, options?: StatecraftErrorOptions) {
+    super(`Invalid option \`${option}\`: ${message}`, options);
+    this.option = option;
+  }
+}
+
+/** The run broke the agent protocol, e.g. it reached `maxIterations`. */
+export class ProtocolError extends StatecraftError {
+  static override readonly code: string = 'PROTOCOL_ERROR';
+}
+
+/** The run spent more tokens than `maxTokens` allows. */
+export class TokenLimitError extends StatecraftError {
+  static override readonly code: string = 'TOKEN_LIMIT';
+  readonly limit: number;
+  readonly used: number;
+  constructor(limit: number, used: number, options?: StatecraftErrorOptions) {
+    super(`Token limit exceeded: used ${used} of ${limit} tokens`, options);
+    this.limit = limit;
+    this.used = used;
+  }
+}
+
+/** The chain could not produce a valid result or could not end properly. */
+export class ChainError extends StatecraftError {
+  static override readonly code: string = 'CHAIN_ERROR';
+}
+
+/** A transcript or mutation list breaks tool-call linkage or another structural rule. */
+export class TranscriptError extends StatecraftError {
+  static override readonly code: string = 'TRANSCRIPT_INVALID';
+  /** Index in the transcript of the offending message. */
+  readonly index: number;
+  constructor(index: number, message: string, options?: StatecraftErrorOptions) {
+    super(message, options);
+    this.index = index;
+  }
+}
+
+export interface ModelErrorOptions extends StatecraftErrorOptions {
+  /** True when the same request may succeed later (rate limit, 5xx, network). */
+  readonly retryable?: boolean;
+  readonly status?: number;
+}
+
+/** The model provider failed (after the SDK's own retries, where it has them). */
+export class ModelError extends StatecraftError {
+  static override readonly code: string = 'MODEL_ERROR';
+  readonly retryable: boolean;
+  readonly status: number | undefined;
+  constructor(message: string, options: ModelErrorOptions = {}) {
+    super(message, options);
+    this.retryable = options.retryable ?? false;
+    this.status = options.status;
+  }
+}
+
+/** The run was cancelled through its AbortSignal. */
+export class AbortError extends StatecraftError {
+  static override readonly code: string = 'ABORTED';
+  readonly reason = 'cancelled' as const;
+  constructor(message = 'The run was cancelled', options?: StatecraftErrorOptions) {
+    super(message, options);
+  }
+}
+
+/** Throws the signal's abort as an AbortError, keeping the signal's reason as the cause. */
+export function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new AbortError(undefined, { cause: signal.reason });
+}

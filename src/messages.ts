@@ -1,0 +1,122 @@
+import { randomUUID } from 'node:crypto';
+
+/**
+ * A call the model asked for. `arguments` is the parsed JSON value the provider sent.
+ * When the provider sent text that is not JSON, `arguments` holds that raw text and
+ * `argumentsError` says why it did not parse: the tool runner turns that into a failed
+ * ToolResult the model can correct, instead of throwing.
+ */
+export interface ToolCall {
+  readonly id: string;
+  readonly name: string;
+  readonly arguments: unknown;
+  readonly argumentsError?: string;
+}
+
+/** The answer to one ToolCall. A failed tool is data (`success: false`), never an exception. */
+export interface ToolResult {
+  readonly toolCallId: string;
+  readonly name: string;
+  readonly output: unknown;
+  readonly success: boolean;
+  readonly error?: string;
+}
+
+export interface SystemMessage {
+  readonly role: 'system';
+  readonly content: string;
+}
+
+export interface UserMessage {
+  readonly role: 'user';
+  readonly content: string;
+}
+
+export interface AssistantMessage {
+  readonly role: 'assistant';
+  readonly content: string;
+  readonly toolCalls: readonly ToolCall[];
+  /** Set when the output was cut off (length limit, interrupted stream); its calls were dropped. */
+  readonly truncated?: boolean;
+}
+
+export interface ToolResultMessage extends ToolResult {
+  readonly role: 'tool';
+}
+
+export type Message = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage;
+
+/** A fresh provider-neutral tool call id, for providers that omit one (e.g. Gemini). */
+export function generateToolCallId(): string {
+  return `call_${randomUUID().replaceAll('-', '').slice(0, 24)}`;
+}
+
+/** The call as given, with an id generated when the provider left it empty. */
+export function ensureToolCallId<T extends { readonly id?: string | undefined }>(
+  call: T,
+): T & { readonly id: string } {
+  return call.id ? (call as T & { id: string }) : { ...call, id: generateToolCallId() };
+}
+
+/**
+ * Parses a provider's JSON argument text. Empty text means "no arguments" (`{}`), as OpenAI
+ * sends for parameterless tools; unparseable text is kept raw with the parse error.
+ */
+export function parseToolArguments(text: string): Pick<ToolCall, 'arguments' | 'argumentsError'> {
+  if (text.trim() === '') return { arguments: {} };
+  try {
+    return { arguments: JSON.parse(text) };
+  } catch (error) {
+    return { arguments: text, argumentsError: (error as Error).message };
+  }
+}
+
+// Messages are frozen when they are built, so transcripts can share them instead of cloning
+// them: sharing is what keeps appending a turn O(1). Payloads (arguments, outputs) belong to
+// the caller and are left as they are.
+
+export function systemMessage(content: string): SystemMessage {
+  return Object.freeze({ role: 'system', content });
+}
+
+export function userMessage(content: string): UserMessage {
+  return Object.freeze({ role: 'user', content });
+}
+
+export function assistantMessage(
+  content: string,
+  toolCalls: readonly (Omit<ToolCall, 'id'> & { readonly id?: string })[] = [],
+  options: { readonly truncated?: boolean } = {},
+): AssistantMessage {
+  const calls = Object.freeze(toolCalls.map((call) => Object.freeze(ensureToolCallId(call))));
+  return Object.freeze(
+    options.truncated
+      ? { role: 'assistant', content, toolCalls: calls, truncated: true }
+      : { role: 'assistant', content, toolCalls: calls },
+  );
+}
+
+export function toolResultMessage(result: ToolResult): ToolResultMessage {
+  return Object.freeze({ role: 'tool', ...result });
+}
+
+/**
+ * The text a provider is sent for a tool result: strings as they are, other values as JSON.
+ * Never throws: BigInts become decimal strings, and a value JSON cannot hold (a cycle, a
+ * function) is described instead, because a tool that succeeded must not crash the run.
+ */
+export function toolResultText(result: ToolResult): string {
+  if (!result.success) return result.error || 'The tool failed without an error message.';
+  const { output } = result;
+  if (typeof output === 'string') return output;
+  if (output === undefined) return '';
+  try {
+    const json = JSON.stringify(output, (_key, value) =>
+      typeof value === 'bigint' ? value.toString() : value,
+    );
+    if (json !== undefined) return json;
+  } catch {
+    // Cyclic structures: fall through to a description.
+  }
+  return `[unserializable ${typeof output} output: ${String(output).slice(0, 200)}]`;
+}
