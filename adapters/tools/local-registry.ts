@@ -1,0 +1,150 @@
+import { ConfigError } from '../../src/errors.js';
+import type { ToolCall, ToolResult } from '../../src/messages.js';
+import type { ToolSpec } from '../../src/model/language-model.js';
+import { formatZodError } from '../../src/schema.js';
+import type { AnyTool } from '../../src/tools/define-tool.js';
+
+export interface RunToolOptions {
+  readonly signal?: AbortSignal;
+}
+
+// One signal that never aborts, for callers that pass none: tools may rely on `signal` existing.
+const NEVER_ABORTED = new AbortController().signal;
+
+/**
+ * The local tool executor (the seed's MiniDrive): tools defined in this process, looked up by
+ * name. `run` never throws: an unknown name, arguments that are not JSON or fail the tool's
+ * schema, an exception and a cancellation all come back as a failed ToolResult whose `error`
+ * the model reads and can act on.
+ */
+export class LocalToolRegistry {
+  readonly #tools = new Map<string, AnyTool>();
+
+  constructor(tools: readonly AnyTool[] = []) {
+    if (!Array.isArray(tools))
+      throw new ConfigError('tools', 'must be an array of tools from defineTool()');
+    for (const [index, tool] of tools.entries()) {
+      if (
+        typeof tool !== 'object' ||
+        tool === null ||
+        typeof tool.execute !== 'function' ||
+        !tool.spec
+      ) {
+        throw new ConfigError(
+          'tools',
+          `tools[${index}] is not a tool; create tools with defineTool()`,
+        );
+      }
+      if (this.#tools.has(tool.name)) {
+        throw new ConfigError(
+          'tools',
+          `two tools are named '${tool.name}'; tool names must be unique`,
+        );
+      }
+      this.#tools.set(tool.name, tool);
+    }
+  }
+
+  get size(): number {
+    return this.#tools.size;
+  }
+
+  has(name: string): boolean {
+    return this.#tools.has(name);
+  }
+
+  get(name: string): AnyTool | undefined {
+    return this.#tools.get(name);
+  }
+
+  list(): AnyTool[] {
+    return [...this.#tools.values()];
+  }
+
+  /** What the model is told about these tools, in registration order. */
+  specs(): ToolSpec[] {
+    return this.list().map((tool) => tool.spec);
+  }
+
+  async run(call: ToolCall, options: RunToolOptions = {}): Promise<ToolResult> {
+    const tool = this.#tools.get(call.name);
+    if (!tool) {
+      const available = [...this.#tools.keys()];
+      return failed(
+        call,
+        `Unknown tool '${call.name}'. ${available.length ? `Available tools: ${available.join(', ')}.` : 'No tools are available.'}`,
+      );
+    }
+    return runTool(tool, call, options);
+  }
+}
+
+/**
+ * Runs one tool for one call; never throws (see LocalToolRegistry). An abort answers at once
+ * with a cancelled result, even when the tool ignores its signal and keeps running: the run
+ * must not wait on a tool that does not cooperate.
+ */
+export async function runTool(
+  tool: AnyTool,
+  call: ToolCall,
+  options: RunToolOptions = {},
+): Promise<ToolResult> {
+  const signal = options.signal ?? NEVER_ABORTED;
+  if (signal.aborted) return failed(call, `Tool '${call.name}' was cancelled before it started.`);
+  if (call.argumentsError !== undefined) {
+    return failed(
+      call,
+      `The arguments for tool '${call.name}' are not valid JSON (${call.argumentsError}). Send a JSON object matching the tool's schema.`,
+    );
+  }
+  const parsed = tool.input.safeParse(call.arguments);
+  if (!parsed.success) {
+    return failed(
+      call,
+      `Invalid arguments for tool '${call.name}':\n${formatZodError(parsed.error)}`,
+    );
+  }
+  const cancelled = cancellation(signal);
+  try {
+    const execution = (async () => tool.execute(parsed.data, { signal, toolCallId: call.id }))();
+    const output = await Promise.race([execution, cancelled.promise]);
+    if (output === CANCELLED || signal.aborted) {
+      execution.catch(() => {}); // It may still fail later; nobody is listening any more.
+      return failed(call, `Tool '${call.name}' was cancelled.`);
+    }
+    return { toolCallId: call.id, name: call.name, output, success: true };
+  } catch (error) {
+    if (signal.aborted) return failed(call, `Tool '${call.name}' was cancelled.`);
+    return failed(call, `Tool '${call.name}' failed: ${describeError(error)}`);
+  } finally {
+    cancelled.dispose();
+  }
+}
+
+const CANCELLED: unique symbol = Symbol('cancelled');
+
+function cancellation(signal: AbortSignal): {
+  promise: Promise<typeof CANCELLED>;
+  dispose(): void;
+} {
+  let onAbort: () => void = () => {};
+  const promise = new Promise<typeof CANCELLED>((resolve) => {
+    onAbort = () => resolve(CANCELLED);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  return { promise, dispose: () => signal.removeEventListener('abort', onAbort) };
+}
+
+function failed(call: ToolCall, error: string): ToolResult {
+  return { toolCallId: call.id, name: call.name, output: null, success: false, error };
+}
+
+function describeError(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  if (typeof error === 'string') return error;
+  try {
+    return JSON.stringify(error) ?? String(error);
+  } catch {
+    return String(error);
+  }
+}

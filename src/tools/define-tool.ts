@@ -1,0 +1,102 @@
+import type { z } from 'zod';
+import { ConfigError } from '../errors.js';
+import type { JsonSchema, ToolSpec } from '../model/language-model.js';
+import { isZodSchema, toJsonSchema } from '../schema.js';
+
+export interface ToolContext {
+  /** Aborted when the run is cancelled or the tool times out; pass it to fetch, child processes… */
+  readonly signal: AbortSignal;
+  readonly toolCallId: string;
+}
+
+export interface ToolDefinition<Input extends z.ZodType, Output> {
+  /** Letters, digits, `_` and `-`, at most 64 characters (the strictest provider rule). */
+  readonly name: string;
+  readonly description: string;
+  /** A zod object schema; arguments are validated against it before `execute` runs. */
+  readonly input: Input;
+  readonly execute: (args: z.output<Input>, context: ToolContext) => Output | Promise<Output>;
+  /** Warn the model, once, when it repeats an identical call in one run (SPEC C8). */
+  readonly duplicateCallWarn?: boolean;
+  /** A single call of this tool ends the run with its output (SPEC R4). */
+  readonly returnDirect?: boolean;
+  /** Advice rendered into the system prompt's tool best-practices block (SPEC P3). */
+  readonly bestPractices?: readonly string[];
+}
+
+export interface Tool<Input extends z.ZodType = z.ZodType, Output = unknown>
+  extends ToolDefinition<Input, Output> {
+  /** JSON Schema of `input`, derived once at definition. */
+  readonly inputSchema: JsonSchema;
+  /** What the model is told about this tool. */
+  readonly spec: ToolSpec;
+}
+
+/** Any tool, whatever its input and output types: what registries and runtimes hold. */
+// biome-ignore lint/suspicious/noExplicitAny: a registry holds tools of every argument type.
+export type AnyTool = Tool<any, unknown>;
+
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** Defines a tool. Invalid options throw a ConfigError naming the option. */
+export function defineTool<Input extends z.ZodType, Output>(
+  definition: ToolDefinition<Input, Output>,
+): Tool<Input, Output> {
+  const { name, description, input, execute } = definition;
+  if (typeof name !== 'string' || !TOOL_NAME.test(name)) {
+    throw new ConfigError(
+      'name',
+      `tool names must match ${TOOL_NAME} (letters, digits, _ and -, 1 to 64 characters); got ${JSON.stringify(name)}`,
+    );
+  }
+  const where = `tool '${name}'`;
+  if (typeof description !== 'string' || description.trim() === '') {
+    throw new ConfigError(
+      'description',
+      `${where} needs a non-empty description: the model chooses tools by it`,
+    );
+  }
+  if (!isZodSchema(input)) {
+    throw new ConfigError(
+      'input',
+      `${where} needs a zod schema, e.g. z.object({ path: z.string() })`,
+    );
+  }
+  let inputSchema: JsonSchema;
+  try {
+    inputSchema = toJsonSchema(input);
+  } catch (error) {
+    // e.g. z.date() or z.bigint(): values JSON cannot carry, so a provider cannot send them.
+    throw new ConfigError(
+      'input',
+      `${where} has a schema with no JSON Schema form: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    );
+  }
+  if (inputSchema.type !== 'object') {
+    throw new ConfigError(
+      'input',
+      `${where} needs an object schema (providers pass arguments as a JSON object); got type ${JSON.stringify(inputSchema.type)}`,
+    );
+  }
+  if (typeof execute !== 'function') {
+    throw new ConfigError(
+      'execute',
+      `${where} needs an execute(args, { signal, toolCallId }) function`,
+    );
+  }
+  if (
+    definition.bestPractices !== undefined &&
+    (!Array.isArray(definition.bestPractices) ||
+      definition.bestPractices.some((p) => typeof p !== 'string'))
+  ) {
+    throw new ConfigError('bestPractices', `${where}: bestPractices must be an array of strings`);
+  }
+  return Object.freeze({
+    ...definition,
+    inputSchema,
+    spec: Object.freeze({ name, description, inputSchema }),
+  });
+}
