@@ -1,0 +1,183 @@
+import {
+  compileTurn,
+  convertToLlmRequest,
+  type Message,
+  NATIVE_TOOL_CALLING_PRINCIPLE,
+  type PromptContract,
+  type SelfRefSnapshot,
+  systemMessage,
+  Transcript,
+  userMessage,
+} from 'statecraft';
+import { describe, expect, it } from 'vitest';
+
+const reduced = (messages: Message[], snapshot?: SelfRefSnapshot) => ({
+  transcript: Transcript.from(messages),
+  snapshot,
+});
+const withSystem = [systemMessage('from transcript'), userMessage('hi')];
+const withoutSystem = [userMessage('hi')];
+const snapshot: SelfRefSnapshot = {
+  basePrompt: 'from snapshot',
+  experiences: [{ id: 1, text: 'Check twice.' }],
+};
+
+describe('convertToLlmRequest: system prompt priority', () => {
+  it.each([
+    [
+      'snapshot wins over everything',
+      withSystem,
+      snapshot,
+      { systemPrompt: 'explicit', baseInstruction: 'base' },
+      'from snapshot\n\n<experiences>\n[1] Check twice.\n</experiences>',
+    ],
+    [
+      'explicit wins over the transcript',
+      withSystem,
+      undefined,
+      { systemPrompt: 'explicit', baseInstruction: 'base' },
+      'explicit',
+    ],
+    [
+      'explicit "" wins too, and means no system prompt',
+      withSystem,
+      undefined,
+      { systemPrompt: '', baseInstruction: 'base' },
+      undefined,
+    ],
+    [
+      'the transcript wins over the base instruction',
+      withSystem,
+      undefined,
+      { baseInstruction: 'base' },
+      'from transcript',
+    ],
+    [
+      'the base instruction is the fallback',
+      withoutSystem,
+      undefined,
+      { baseInstruction: 'base' },
+      'base',
+    ],
+    ['nothing gives no system prompt', withoutSystem, undefined, {}, undefined],
+    [
+      'a snapshot without base builds on the lower priorities',
+      withSystem,
+      { experiences: [{ id: 2, text: 'x' }] },
+      {},
+      'from transcript\n\n<experiences>\n[2] x\n</experiences>',
+    ],
+  ] as const)('%s', (_name, messages, snap, contract, expected) => {
+    const compiled = convertToLlmRequest(reduced([...messages], snap), contract);
+    expect(compiled.systemPrompt).toBe(expected);
+  });
+});
+
+describe('convertToLlmRequest: placing the system message', () => {
+  it('replaces an existing system message', () => {
+    const { transcript } = convertToLlmRequest(reduced(withSystem), { systemPrompt: 'new' });
+    expect(transcript.toArray()).toEqual([systemMessage('new'), userMessage('hi')]);
+  });
+
+  it('inserts one when the transcript has none', () => {
+    const { transcript } = convertToLlmRequest(reduced(withoutSystem), { baseInstruction: 'base' });
+    expect(transcript.toArray()).toEqual([systemMessage('base'), userMessage('hi')]);
+  });
+
+  it('removes it when no prompt resolves', () => {
+    const { transcript, messages } = convertToLlmRequest(reduced(withSystem), { systemPrompt: '' });
+    expect(transcript.toArray()).toEqual([userMessage('hi')]);
+    expect(messages.toArray()).toEqual([userMessage('hi')]);
+  });
+
+  it('keeps the same transcript when the prompt is unchanged', () => {
+    const input = reduced(withSystem);
+    expect(convertToLlmRequest(input, {}).transcript).toBe(input.transcript);
+  });
+
+  it('only touches the leading system message', () => {
+    const note = systemMessage('a note in the middle');
+    const { transcript } = convertToLlmRequest(reduced([userMessage('a'), note]), {
+      systemPrompt: 'top',
+    });
+    expect(transcript.toArray()).toEqual([systemMessage('top'), userMessage('a'), note]);
+  });
+});
+
+describe('convertToLlmRequest: tool blocks', () => {
+  const tools: PromptContract['tools'] = [
+    { name: 'git_status', bestPractices: ['Run it before committing.'] },
+    {
+      name: 'git_commit',
+      bestPractices: ['Write the message in the imperative.', 'One concern per commit.'],
+    },
+    { name: 'plain' },
+  ];
+
+  it('renders best practices before the prompt and must-principles after it', () => {
+    const { messages, transcript, systemPrompt } = convertToLlmRequest(reduced(withSystem), {
+      tools,
+    });
+    expect(messages.first).toEqual(
+      systemMessage(
+        [
+          '<tool_best_practices>',
+          '- git_status: Run it before committing.',
+          '- git_commit: Write the message in the imperative.',
+          '- git_commit: One concern per commit.',
+          '</tool_best_practices>',
+          '',
+          'from transcript',
+          '',
+          '<must_principles>',
+          `- ${NATIVE_TOOL_CALLING_PRINCIPLE}`,
+          '</must_principles>',
+        ].join('\n'),
+      ),
+    );
+    // The transcript keeps the clean prompt; only the request carries the blocks.
+    expect(transcript.first).toEqual(systemMessage('from transcript'));
+    expect(systemPrompt).toBe('from transcript');
+    expect(messages.at(1)).toBe(transcript.at(1));
+  });
+
+  it('is idempotent: compiling its own output renders the blocks once', () => {
+    const once = convertToLlmRequest(reduced(withSystem), {
+      tools,
+      mustPrinciples: ['Cite sources.'],
+    });
+    const twice = convertToLlmRequest(reduced(once.messages.toArray()), {
+      tools,
+      mustPrinciples: ['Cite sources.'],
+    });
+    expect(twice.messages.toArray()).toEqual(once.messages.toArray());
+    expect(twice.systemPrompt).toBe('from transcript');
+  });
+
+  it('renders blocks alone when there is no prompt, and nothing without tools or principles', () => {
+    const alone = convertToLlmRequest(reduced(withoutSystem), { tools: [{ name: 'x' }] });
+    expect(alone.messages.first).toEqual(
+      systemMessage(`<must_principles>\n- ${NATIVE_TOOL_CALLING_PRINCIPLE}\n</must_principles>`),
+    );
+    expect(alone.transcript.first).toEqual(userMessage('hi'));
+    const none = convertToLlmRequest(reduced(withoutSystem), {
+      tools: [{ name: 'x' }],
+      mustPrinciples: [],
+    });
+    expect(none.messages.toArray()).toEqual(withoutSystem);
+  });
+
+  it('keeps experiences rendered once across turns driven by compileTurn', () => {
+    let turn = compileTurn({ transcript: withSystem, snapshot, contract: { tools } });
+    for (let i = 0; i < 3; i++) {
+      turn = compileTurn({
+        transcript: turn.transcript,
+        snapshot: turn.snapshot,
+        contract: { tools },
+      });
+    }
+    const system = turn.messages.first as { content: string };
+    expect(system.content.match(/<experiences>/g)).toHaveLength(1);
+    expect(system.content.match(/<tool_best_practices>/g)).toHaveLength(1);
+  });
+});
