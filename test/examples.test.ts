@@ -1,0 +1,35 @@
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+
+/** The fenced block that follows an HTML comment marker in the README. */
+function blockAfter(readme: string, marker: string): string {
+  const start = readme.indexOf(`<!-- ${marker} -->`);
+  expect(start, `README marker ${marker}`).toBeGreaterThan(-1);
+  const fence = readme.indexOf('```', start);
+  const bodyStart = readme.indexOf('\n', fence) + 1;
+  return readme.slice(bodyStart, readme.indexOf('```', bodyStart));
+}
+
+describe('README quickstart', () => {
+  it('shows the example file as it is, and the output it really prints', async () => {
+    const [readme, source] = await Promise.all([
+      readFile('README.md', 'utf8'),
+      readFile('examples/quickstart.ts', 'utf8'),
+    ]);
+    expect(blockAfter(readme, 'quickstart:code')).toBe(source);
+    expect(source.trimEnd().split('\n').length).toBeLessThanOrEqual(20);
+
+    const { stdout } = await run('node', [
+      '--conditions=statecraft-source',
+      '--import',
+      'tsx',
+      'examples/quickstart.ts',
+    ]);
+    expect(stdout).toBe(blockAfter(readme, 'quickstart:output'));
+    expect(stdout).toContain('model: 2 + 3 = 5');
+  }, 30_000);
+});

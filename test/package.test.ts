@@ -1,0 +1,67 @@
+import { execFile } from 'node:child_process';
+import { cp, mkdtemp, rm, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { ConfigError, ModelError } from 'statecraft';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const root = resolve('.');
+let pkg: string;
+
+// Builds the package as `npm run build` does, into a scratch copy, and uses it the way a
+// consumer would: by package name, through the `exports` map, with no TypeScript involved.
+beforeAll(async () => {
+  pkg = join(await mkdtemp(join(tmpdir(), 'statecraft-pkg-')), 'statecraft');
+  await run(join(root, 'node_modules/.bin/tsc'), [
+    '-p',
+    'tsconfig.build.json',
+    '--outDir',
+    join(pkg, 'dist'),
+  ]);
+  await cp(join(root, 'package.json'), join(pkg, 'package.json'));
+  await symlink(join(root, 'node_modules'), join(pkg, 'node_modules'), 'dir');
+}, 60_000);
+
+afterAll(async () => {
+  if (pkg) await rm(resolve(pkg, '..'), { recursive: true, force: true });
+});
+
+describe('the built package', () => {
+  it('serves `statecraft` and `statecraft/testing` from dist, with type declarations', async () => {
+    const script = `
+      const core = await import('statecraft');
+      const testing = await import('statecraft/testing');
+      const fs = await import('node:fs');
+      const pkg = JSON.parse(fs.readFileSync('package.json', 'utf8'));
+      console.log(JSON.stringify({
+        core: ['compileTurn', 'defineTool', 'LocalToolRegistry', 'Transcript', 'ModelError'].filter((k) => typeof core[k] === 'function'),
+        testing: Object.keys(testing).sort(),
+        types: Object.values(pkg.exports).map((e) => fs.existsSync(e.types)),
+      }));`;
+    const { stdout } = await run('node', ['--input-type=module', '-e', script], { cwd: pkg });
+    const seen = JSON.parse(stdout);
+    expect(seen.core).toEqual([
+      'compileTurn',
+      'defineTool',
+      'LocalToolRegistry',
+      'Transcript',
+      'ModelError',
+    ]);
+    expect(seen.testing).toEqual(['ScriptExhaustedError', 'ScriptedModel']);
+    expect(seen.types).toEqual([true, true]);
+  });
+
+  it('recognises errors from another copy of the package with isInstance, where instanceof fails', async () => {
+    const copy = (await import(
+      pathToFileURL(join(pkg, 'dist/src/index.js')).href
+    )) as typeof import('statecraft');
+    const theirs = new copy.ConfigError('maxIterations', 'must be an integer');
+    expect(theirs instanceof ConfigError).toBe(false);
+    expect(ConfigError.isInstance(theirs)).toBe(true);
+    expect(ModelError.isInstance(theirs)).toBe(false);
+    expect(copy.ModelError.isInstance(new ModelError('x', { retryable: true }))).toBe(true);
+  });
+});
