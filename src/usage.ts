@@ -15,23 +15,19 @@ export const ZERO_USAGE: Usage = Object.freeze({ inputTokens: 0, outputTokens: 0
 export function usage(input: Partial<Usage> = {}): Usage {
   const inputTokens = input.inputTokens ?? 0;
   const outputTokens = input.outputTokens ?? 0;
-  return {
-    ...input,
+  const result: { -readonly [K in keyof Usage]: Usage[K] } = {
     inputTokens,
     outputTokens,
     totalTokens: input.totalTokens ?? inputTokens + outputTokens,
   };
+  if (input.cachedInputTokens !== undefined) result.cachedInputTokens = input.cachedInputTokens;
+  if (input.reasoningTokens !== undefined) result.reasoningTokens = input.reasoningTokens;
+  return result;
 }
 
 /** Sums two usages; optional counters stay absent unless either side reports them. */
 export function addUsage(a: Usage, b: Usage): Usage {
-  const sum: {
-    inputTokens: number;
-    outputTokens: number;
-    totalTokens: number;
-    cachedInputTokens?: number;
-    reasoningTokens?: number;
-  } = {
+  const sum: { -readonly [K in keyof Usage]: Usage[K] } = {
     inputTokens: a.inputTokens + b.inputTokens,
     outputTokens: a.outputTokens + b.outputTokens,
     totalTokens: a.totalTokens + b.totalTokens,

@@ -409,6 +409,23 @@ describe('LocalToolRegistry', () => {
       expect(result.error).toMatch(/cancelled before it started/);
     });
 
+    it('adds no abort listeners when the caller passes no signal, however many tools run', async () => {
+      const warnings: Error[] = [];
+      const onWarning = (warning: Error) => warnings.push(warning);
+      process.on('warning', onWarning);
+      try {
+        const registry = new LocalToolRegistry([{ ...alpha, execute: async () => 'ok' }]);
+        const results = await Promise.all(
+          Array.from({ length: 25 }, () => registry.run(call('alpha', { path: 'x' }))),
+        );
+        expect(results.every((r) => r.success)).toBe(true);
+        await new Promise((resolve) => setImmediate(resolve));
+        expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+      } finally {
+        process.off('warning', onWarning);
+      }
+    });
+
     it('does not execute the tool when the signal is already aborted', async () => {
       const execute = vi.fn(() => 'should not run');
       const registry = new LocalToolRegistry([{ ...alpha, execute }]);

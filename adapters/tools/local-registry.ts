@@ -104,7 +104,8 @@ export async function runTool(
       `Invalid arguments for tool '${call.name}':\n${formatZodError(parsed.error)}`,
     );
   }
-  const cancelled = cancellation(signal);
+  // Without a caller's signal nothing can cancel the tool: skip the listener entirely.
+  const cancelled = options.signal ? cancellation(signal) : NOT_CANCELLABLE;
   try {
     const execution = (async () => tool.execute(parsed.data, { signal, toolCallId: call.id }))();
     const output = await Promise.race([execution, cancelled.promise]);
@@ -122,6 +123,7 @@ export async function runTool(
 }
 
 const CANCELLED: unique symbol = Symbol('cancelled');
+const NOT_CANCELLABLE = { promise: new Promise<typeof CANCELLED>(() => {}), dispose() {} };
 
 function cancellation(signal: AbortSignal): {
   promise: Promise<typeof CANCELLED>;
