@@ -17,6 +17,7 @@ import {
 import { ScriptExhaustedError, ScriptedModel, type ScriptedTurn } from 'statecraft/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
+import { thrownBy } from './support/errors.js';
 
 function request(text = 'Hello'): ModelRequest {
   return { messages: Transcript.from([userMessage(text)]) };
@@ -42,15 +43,7 @@ async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
   throw new Error('expected a rejection, but the promise resolved');
 }
 
-function configErrorOf(fn: () => unknown): ConfigError {
-  try {
-    fn();
-  } catch (error) {
-    if (ConfigError.isInstance(error)) return error;
-    throw error;
-  }
-  throw new Error('expected a ConfigError, but nothing was thrown');
-}
+const configErrorOf = (fn: () => unknown) => thrownBy(ConfigError, fn);
 
 afterEach(() => {
   vi.useRealTimers();

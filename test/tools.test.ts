@@ -9,17 +9,9 @@ import {
 } from 'statecraft';
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
+import { thrownBy } from './support/errors.js';
 
-/** Runs `fn` and returns the ConfigError it throws; fails the test on anything else. */
-function configErrorOf(fn: () => unknown): ConfigError {
-  try {
-    fn();
-  } catch (error) {
-    if (ConfigError.isInstance(error)) return error;
-    throw error;
-  }
-  throw new Error('expected a ConfigError, but nothing was thrown');
-}
+const configErrorOf = (fn: () => unknown) => thrownBy(ConfigError, fn);
 
 function expectConfigError(fn: () => unknown, option: string): ConfigError {
   const error = configErrorOf(fn);

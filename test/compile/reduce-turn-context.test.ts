@@ -11,6 +11,7 @@ import {
   userMessage,
 } from 'statecraft';
 import { describe, expect, it } from 'vitest';
+import { thrownBy } from '../support/errors.js';
 
 function deepFreeze<T>(value: T): T {
   if (value && typeof value === 'object' && !Object.isFrozen(value)) {
@@ -29,13 +30,7 @@ const ok = (toolCallId: string, output: unknown = `result ${toolCallId}`, name =
   mutate.toolResult({ toolCallId, name, output, success: true });
 
 function reduceError(transcript: Iterable<Message>, mutations: ContextMutation[]): TranscriptError {
-  try {
-    reduceTurnContext(transcript, mutations);
-  } catch (error) {
-    if (TranscriptError.isInstance(error)) return error;
-    throw error;
-  }
-  throw new Error('expected a TranscriptError');
+  return thrownBy(TranscriptError, () => reduceTurnContext(transcript, mutations));
 }
 
 describe('reduceTurnContext: applying mutations', () => {
