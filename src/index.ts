@@ -29,6 +29,7 @@ export {
   type ExperienceMutation,
   type ExperienceRememberMutation,
   mutate,
+  type SystemNoteMutation,
   type ToolCancelledMutation,
   type ToolResultMutation,
   type UserMessageMutation,
@@ -92,7 +93,24 @@ export {
   type ToolChoice,
   type ToolSpec,
 } from './model/language-model.js';
+export {
+  type ChainOptions,
+  DEFAULT_TOOL_RESPONSE_INSTRUCTIONS,
+  type ValidateResult,
+} from './runtime/chain-options.js';
+export {
+  type Chain,
+  type ChainPartialResult,
+  type ChainResult,
+  type ChainRunInput,
+  type ChainRunOptions,
+  type ChainStreamEvent,
+  createChain,
+} from './runtime/create-chain.js';
+export { STOP_STREAM_TOOL } from './runtime/run-tools.js';
 export { toJsonSchema } from './schema.js';
+export { extractJson } from './structured/extract-json.js';
+export type { OutputSchema, StandardSchema } from './structured/output-schema.js';
 export {
   type AnyTool,
   defineTool,
@@ -100,5 +118,6 @@ export {
   type ToolContext,
   type ToolDefinition,
 } from './tools/define-tool.js';
+export type { RemoteToolExecutor } from './tools/remote-executor.js';
 export { Transcript } from './transcript.js';
 export { addUsage, type Usage, usage, ZERO_USAGE } from './usage.js';

@@ -9,6 +9,7 @@ export type ContextMutation =
   | AssistantMessageMutation
   | ToolResultMutation
   | UserMessageMutation
+  | SystemNoteMutation
   | ContextReplaceMutation
   | ContextSummaryMutation
   | ExperienceRememberMutation
@@ -31,6 +32,15 @@ export interface ToolResultMutation {
 
 export interface UserMessageMutation {
   readonly type: 'userMessage';
+  readonly content: string;
+}
+
+/**
+ * A system message added mid-conversation (a limit warning, a correction, a tool note). It
+ * never replaces the leading system prompt, which convertToLlmRequest owns.
+ */
+export interface SystemNoteMutation {
+  readonly type: 'systemNote';
   readonly content: string;
 }
 
@@ -105,6 +115,9 @@ export const mutate = {
   },
   userMessage(content: string): UserMessageMutation {
     return { type: 'userMessage', content };
+  },
+  systemNote(content: string): SystemNoteMutation {
+    return { type: 'systemNote', content };
   },
   contextReplace(messages: Iterable<Message>): ContextReplaceMutation {
     return { type: 'contextReplace', messages: Array.from(messages) };

@@ -1,5 +1,11 @@
 import { TranscriptError } from '../errors.js';
-import { assistantMessage, type Message, toolResultMessage, userMessage } from '../messages.js';
+import {
+  assistantMessage,
+  type Message,
+  systemMessage,
+  toolResultMessage,
+  userMessage,
+} from '../messages.js';
 import { Transcript } from '../transcript.js';
 import { applyExperienceBatch, type SelfRefSnapshot } from './experiences.js';
 import {
@@ -97,6 +103,8 @@ function applyMutation(
     }
     case 'userMessage':
       return transcript.append(userMessage(mutation.content));
+    case 'systemNote':
+      return transcript.append(systemMessage(mutation.content));
     case 'contextReplace':
       return validatedTranscript(mutation.messages);
     case 'contextSummary': {

@@ -1,0 +1,70 @@
+import type { ToolCall, ToolResult } from '../src/messages.js';
+import type { Usage } from '../src/usage.js';
+
+// The chain's policy as tiny pure predicates. The machine's named guards call these; tests
+// and graph properties can call them too. Nothing here waits or does IO.
+
+/** A warning threshold: >= 0 is absolute; negative means "this far from the limit". */
+export function warningPoint(limit: number, threshold: number): number {
+  return threshold >= 0 ? threshold : limit + threshold;
+}
+
+export function isOverIterationLimit(iterations: number, maxIterations: number): boolean {
+  return iterations >= maxIterations;
+}
+
+/** Over the run's budget: spent strictly more than `maxTokens`. */
+export function isOverTokenLimit(used: Usage, maxTokens: number): boolean {
+  return used.totalTokens > maxTokens;
+}
+
+/**
+ * A canonical text for a call's name and arguments: key order does not matter, so two calls
+ * with deeply equal arguments get the same key.
+ */
+export function callKey(call: Pick<ToolCall, 'name' | 'arguments'>): string {
+  return `${call.name}:${stableStringify(call.arguments)}`;
+}
+
+function stableStringify(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableStringify).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableStringify(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'undefined';
+}
+
+export interface DuplicateCheck {
+  /** Keys of calls already executed in this run. */
+  readonly history: readonly string[];
+  /** Keys warned about in the previous tool step: repeating one of them now executes it. */
+  readonly warned: readonly string[];
+  /** Names of tools that opted in with `duplicateCallWarn`. */
+  readonly warnTools: readonly string[];
+}
+
+/**
+ * SPEC C8: a call of an opted-in tool that repeats an earlier call of this run exactly is
+ * blocked once; repeated right after the warning, it runs.
+ */
+export function isDuplicateCall(call: ToolCall, check: DuplicateCheck): boolean {
+  if (!check.warnTools.includes(call.name)) return false;
+  const key = callKey(call);
+  return check.history.includes(key) && !check.warned.includes(key);
+}
+
+/** The result the model gets instead of running a blocked duplicate call. */
+export function duplicateCallResult(call: ToolCall): ToolResult {
+  return {
+    toolCallId: call.id,
+    name: call.name,
+    output: null,
+    success: false,
+    error:
+      `Not executed: '${call.name}' was already called with these exact arguments in this run, ` +
+      'and its result is above. If you really need to run it again, repeat the same call in your next step.',
+  };
+}

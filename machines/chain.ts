@@ -1,0 +1,564 @@
+import { assign, fromPromise, setup } from 'xstate';
+import { compileTurn } from '../src/compile/compile-turn.js';
+import type { PromptContract } from '../src/compile/convert-to-llm-request.js';
+import type { SelfRefSnapshot } from '../src/compile/experiences.js';
+import { type ContextMutation, mutate } from '../src/compile/mutations.js';
+import { reduceTurnContext } from '../src/compile/reduce-turn-context.js';
+import type { Message, ToolCall, ToolResult } from '../src/messages.js';
+import type { FinishReason, ModelResponse } from '../src/model/language-model.js';
+import { responseText, responseToolCalls } from '../src/model/language-model.js';
+import { Transcript } from '../src/transcript.js';
+import { addUsage, type Usage, ZERO_USAGE } from '../src/usage.js';
+import {
+  callKey,
+  duplicateCallResult,
+  isDuplicateCall,
+  isOverIterationLimit,
+  isOverTokenLimit,
+  warningPoint,
+} from './chain-policy.js';
+
+// The chain (seed 000): idle → thinking → doing → thinking … → validating → succeeded, or
+// failed. Pure: every wait is an invoked actor with an explicit id, supplied by the runtime
+// (src/runtime/create-chain.ts) with `machine.provide()`, or by tests with scripted ones.
+// Guards and actions carry the seed's names, so the inspector shows the seed's lifecycle:
+// canThink → beforeThink → onEnterThinking, canDo → beforeDo → onEnterDoing,
+// canSucceed / canFail → afterSucceed.
+
+export interface ChainWarning {
+  readonly prompt: string;
+  /** >= 0: warn once the count reaches it; < 0: warn this far from the limit. */
+  readonly threshold: number;
+}
+
+/** Everything the machine decides with; fixed for a run. Plain JSON. */
+export interface ChainConfig {
+  readonly maxIterations: number;
+  readonly maxTokens: number;
+  readonly warnings: { readonly iterations?: ChainWarning; readonly tokens?: ChainWarning };
+  /** Added as a system note after a step's tool results; `always` or only when a stream opened. */
+  readonly toolResponseInstructions?: {
+    readonly text: string;
+    readonly when: 'always' | 'streams';
+  };
+  readonly warnRecursiveCalls: boolean;
+  /** Tools that opted in to duplicate-call warnings (`duplicateCallWarn`). */
+  readonly duplicateWarnTools: readonly string[];
+  readonly catchIntermediateResult: boolean;
+  readonly resultCacheKey?: string;
+  readonly contract: PromptContract;
+}
+
+export interface ChainInput {
+  readonly config: ChainConfig;
+  /** The conversation to start from: usually the user's message, maybe a system prompt. */
+  readonly messages: readonly Message[];
+  /** Results cached by chains that ran before this one (SPEC C9). */
+  readonly intermediateResults?: Readonly<Record<string, unknown>>;
+}
+
+/** A fatal ending as data; the runtime turns it into the typed error class of the same code. */
+export interface ChainFailure {
+  readonly code: 'PROTOCOL_ERROR' | 'TOKEN_LIMIT' | 'CHAIN_ERROR' | 'MODEL_ERROR' | 'ABORTED';
+  readonly message: string;
+  /** The original error of a failed model call or validation, kept for the runtime. */
+  readonly cause?: unknown;
+  /** The limit that was reached, for limit failures. */
+  readonly limit?: number;
+}
+
+/** What `callModel` is asked to do: the compiled messages of this turn. */
+export interface CallModelInput {
+  readonly messages: Transcript;
+  readonly iteration: number;
+}
+
+/** What `executeTools` is asked to run (blocked duplicates are already answered). */
+export interface ExecuteToolsInput {
+  readonly calls: readonly ToolCall[];
+}
+
+export interface StreamBatch {
+  readonly streamId: string;
+  readonly toolName: string;
+  readonly chunks: readonly unknown[];
+  readonly done: boolean;
+}
+
+export interface ExecuteToolsOutput {
+  /** One result per executed call, in call order. */
+  readonly results: readonly ToolResult[];
+  /** The next batch of every stream opened in an earlier step (SPEC C11). */
+  readonly streamBatches: readonly StreamBatch[];
+  /** True when a result of this step opened a stream. */
+  readonly openedStream: boolean;
+}
+
+export interface ValidateResultInput {
+  readonly text: string;
+}
+
+export type ValidationOutcome =
+  | { readonly ok: true; readonly value: unknown }
+  | { readonly ok: false; readonly message: string };
+
+export interface ChainStep {
+  readonly iteration: number;
+  readonly text: string;
+  readonly toolCalls: readonly ToolCall[];
+  readonly toolResults: readonly ToolResult[];
+  readonly usage: Usage;
+  readonly finishReason: FinishReason;
+}
+
+export interface ChainContext {
+  readonly config: ChainConfig;
+  /** The transcript as of the last compiled turn. */
+  readonly transcript: Transcript;
+  /** What happened since the last compile, applied by the next one. */
+  readonly pending: readonly ContextMutation[];
+  /** Every turn's mutations, in order: replayable with replayMutationLog. */
+  readonly mutationLog: readonly (readonly ContextMutation[])[];
+  readonly snapshot: SelfRefSnapshot | undefined;
+  /** The messages of the next model call. */
+  readonly request: Transcript;
+  readonly iterations: number;
+  readonly usage: Usage;
+  readonly warned: { readonly iterations: boolean; readonly tokens: boolean };
+  readonly response: ModelResponse | undefined;
+  readonly toolCalls: readonly ToolCall[];
+  /** Calls answered without running (duplicates); merged with the executed results. */
+  readonly blockedResults: readonly ToolResult[];
+  readonly callHistory: readonly string[];
+  readonly warnedCalls: readonly string[];
+  readonly steps: readonly ChainStep[];
+  readonly result: unknown;
+  readonly intermediateResults: Readonly<Record<string, unknown>>;
+  readonly failure: ChainFailure | undefined;
+}
+
+interface ChainRunData {
+  readonly transcript: Transcript;
+  readonly usage: Usage;
+  readonly iterations: number;
+  readonly steps: readonly ChainStep[];
+  readonly mutationLog: readonly (readonly ContextMutation[])[];
+  readonly intermediateResults: Readonly<Record<string, unknown>>;
+}
+
+export type ChainOutput =
+  | (ChainRunData & {
+      readonly status: 'succeeded';
+      readonly result: unknown;
+      readonly text: string;
+    })
+  | (ChainRunData & { readonly status: 'failed'; readonly failure: ChainFailure });
+
+export type ChainEvent = { readonly type: 'ABORT'; readonly reason?: string };
+
+/** The transcript with everything pending applied: what a finished run reports. */
+function settledTranscript(context: ChainContext): Transcript {
+  if (context.pending.length === 0) return context.transcript;
+  // reduce, not compile: a failed run may end with calls no tool answered, and that is the truth.
+  return reduceTurnContext(context.transcript, context.pending, context.snapshot).transcript;
+}
+
+function failure(code: ChainFailure['code'], message: string, cause?: unknown): ChainFailure {
+  return cause === undefined ? { code, message } : { code, message, cause };
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+export const chainMachine = setup({
+  types: {
+    context: {} as ChainContext,
+    input: {} as ChainInput,
+    output: {} as ChainOutput,
+    events: {} as ChainEvent,
+  },
+  actors: {
+    // Placeholders: the runtime provides the real ones. They fail loudly if forgotten.
+    callModel: fromPromise<ModelResponse, CallModelInput>(async () => {
+      throw new Error('chainMachine: provide the callModel actor (createChain does)');
+    }),
+    executeTools: fromPromise<ExecuteToolsOutput, ExecuteToolsInput>(async () => {
+      throw new Error('chainMachine: provide the executeTools actor (createChain does)');
+    }),
+    validateResult: fromPromise<ValidationOutcome, ValidateResultInput>(async ({ input }) => ({
+      ok: true,
+      value: input.text,
+    })),
+  },
+  guards: {
+    isOverIterationLimit: ({ context }) =>
+      isOverIterationLimit(context.iterations, context.config.maxIterations),
+    isOverTokenLimit: ({ context }) => isOverTokenLimit(context.usage, context.config.maxTokens),
+    canThink: ({ context }) =>
+      !isOverIterationLimit(context.iterations, context.config.maxIterations) &&
+      !isOverTokenLimit(context.usage, context.config.maxTokens),
+    canFail: ({ context }) =>
+      isOverIterationLimit(context.iterations, context.config.maxIterations) ||
+      isOverTokenLimit(context.usage, context.config.maxTokens),
+    shouldWarnIterations: ({ context }) => {
+      const warning = context.config.warnings.iterations;
+      return (
+        !!warning &&
+        !context.warned.iterations &&
+        context.iterations >= warningPoint(context.config.maxIterations, warning.threshold)
+      );
+    },
+    shouldWarnTokens: ({ context }) => {
+      const warning = context.config.warnings.tokens;
+      return (
+        !!warning &&
+        !context.warned.tokens &&
+        context.usage.totalTokens >= warningPoint(context.config.maxTokens, warning.threshold)
+      );
+    },
+    hasToolCalls: ({ context }) => context.toolCalls.length > 0,
+    // `doing` is unreachable once the generations reach maxIterations (SPEC D3): the calls of
+    // the last allowed generation are not run, because no generation could read their results.
+    canDo: ({ context }) =>
+      context.toolCalls.length > 0 &&
+      !isOverIterationLimit(context.iterations, context.config.maxIterations),
+    canSucceed: (_, params: { outcome: ValidationOutcome }) => params.outcome.ok,
+  },
+  actions: {
+    insertIterationWarning: assign(({ context }) => ({
+      pending: [
+        ...context.pending,
+        mutate.systemNote(context.config.warnings.iterations?.prompt ?? ''),
+      ],
+      warned: { ...context.warned, iterations: true },
+    })),
+    insertTokenWarning: assign(({ context }) => ({
+      pending: [
+        ...context.pending,
+        mutate.systemNote(context.config.warnings.tokens?.prompt ?? ''),
+      ],
+      warned: { ...context.warned, tokens: true },
+    })),
+    // The seed's before_think: compile the turn, applying everything pending.
+    beforeThink: assign(({ context }) => {
+      const turn = compileTurn({
+        transcript: context.transcript,
+        mutations: context.pending,
+        snapshot: context.snapshot,
+        contract: context.config.contract,
+      });
+      return {
+        transcript: turn.transcript,
+        snapshot: turn.snapshot,
+        request: turn.messages,
+        pending: [],
+        mutationLog: context.pending.length
+          ? [...context.mutationLog, context.pending]
+          : context.mutationLog,
+      };
+    }),
+    // The seed's on_enter_thinking: count the generation about to be made.
+    onEnterThinking: assign({ iterations: ({ context }) => context.iterations + 1 }),
+    recordResponse: assign(({ context }, params: { response: ModelResponse }) => {
+      const { response } = params;
+      const toolCalls = responseToolCalls(response);
+      return {
+        response,
+        toolCalls,
+        usage: addUsage(context.usage, response.usage),
+        // The output reaches the transcript as a mutation, applied at the next compile.
+        pending: [...context.pending, mutate.assistantMessage(responseText(response), toolCalls)],
+      };
+    }),
+    // The seed's before_do: answer blocked duplicate calls instead of running them.
+    beforeDo: assign(({ context }) => {
+      const check = {
+        history: context.callHistory,
+        warned: context.warnedCalls,
+        warnTools: context.config.warnRecursiveCalls ? context.config.duplicateWarnTools : [],
+      };
+      const blocked = context.toolCalls.filter((call) => isDuplicateCall(call, check));
+      return {
+        blockedResults: blocked.map(duplicateCallResult),
+        warnedCalls: blocked.map(callKey),
+        callHistory: [
+          ...context.callHistory,
+          ...context.toolCalls.filter((call) => !blocked.includes(call)).map(callKey),
+        ],
+      };
+    }),
+    onEnterDoing: () => {},
+    recordToolResults: assign(({ context }, params: { output: ExecuteToolsOutput }) => {
+      const { output } = params;
+      const byId = new Map(
+        [...output.results, ...context.blockedResults].map((r) => [r.toolCallId, r]),
+      );
+      const results = context.toolCalls.map(
+        (call) =>
+          byId.get(call.id) ?? {
+            toolCallId: call.id,
+            name: call.name,
+            output: null,
+            success: false,
+            error: `Tool '${call.name}' returned no result.`,
+          },
+      );
+      const notes: ContextMutation[] = [];
+      const instructions = context.config.toolResponseInstructions;
+      if (instructions && (instructions.when === 'always' || output.openedStream)) {
+        notes.push(mutate.systemNote(instructions.text));
+      }
+      for (const batch of output.streamBatches) {
+        notes.push(
+          mutate.systemNote(
+            `Stream ${batch.streamId} of tool '${batch.toolName}' sent ${batch.chunks.length} more chunk(s)` +
+              `${batch.done ? ' and ended' : ''}:\n${batch.chunks.map((c) => (typeof c === 'string' ? c : JSON.stringify(c))).join('\n')}`,
+          ),
+        );
+      }
+      return {
+        pending: [...context.pending, ...results.map(mutate.toolResult), ...notes],
+        steps: [...context.steps, stepOf(context, results)],
+        blockedResults: [],
+      };
+    }),
+    recordAnswerStep: assign({ steps: ({ context }) => [...context.steps, stepOf(context, [])] }),
+    appendCorrection: assign(({ context }, params: { message: string }) => ({
+      pending: [...context.pending, mutate.systemNote(params.message)],
+    })),
+    // The seed's after_succeed: keep the result and cache it for the chains that follow.
+    afterSucceed: assign(({ context }, params: { value: unknown }) => {
+      const { value } = params;
+      let intermediateResults = context.intermediateResults;
+      if (context.config.catchIntermediateResult) {
+        if (value && typeof value === 'object' && !Array.isArray(value)) {
+          intermediateResults = { ...intermediateResults, ...(value as Record<string, unknown>) };
+        } else if (typeof value === 'string' && context.config.resultCacheKey) {
+          intermediateResults = { ...intermediateResults, [context.config.resultCacheKey]: value };
+        }
+      }
+      return { result: value, intermediateResults };
+    }),
+    failOnIterationLimit: assign({ failure: ({ context }) => iterationLimitFailure(context) }),
+    failOnTokenLimit: assign({ failure: ({ context }) => tokenLimitFailure(context) }),
+    failOnLimits: assign({
+      failure: ({ context }) =>
+        isOverTokenLimit(context.usage, context.config.maxTokens)
+          ? tokenLimitFailure(context)
+          : iterationLimitFailure(context),
+    }),
+    failOnError: assign((_, params: { code: ChainFailure['code']; error: unknown }) => ({
+      failure: failure(params.code, errorMessage(params.error), params.error),
+    })),
+    failOnAbort: assign((_, params: { reason: string | undefined }) => ({
+      failure: failure(
+        'ABORTED',
+        params.reason ? `The run was cancelled: ${params.reason}` : 'The run was cancelled',
+      ),
+    })),
+  },
+}).createMachine({
+  id: 'chain',
+  context: ({ input }) => {
+    const transcript = Transcript.from(input.messages);
+    return {
+      config: input.config,
+      transcript,
+      pending: [],
+      mutationLog: [],
+      snapshot: undefined,
+      request: transcript,
+      iterations: 0,
+      usage: ZERO_USAGE,
+      warned: { iterations: false, tokens: false },
+      response: undefined,
+      toolCalls: [],
+      blockedResults: [],
+      callHistory: [],
+      warnedCalls: [],
+      steps: [],
+      result: undefined,
+      intermediateResults: input.intermediateResults ?? {},
+      failure: undefined,
+    };
+  },
+  initial: 'idle',
+  on: {
+    ABORT: {
+      target: '.failed',
+      actions: { type: 'failOnAbort', params: ({ event }) => ({ reason: event.reason }) },
+    },
+  },
+  states: {
+    idle: {
+      always: [
+        { guard: 'canThink', target: 'preparing' },
+        { target: 'failed', actions: 'failOnLimits' },
+      ],
+    },
+    // The seed's before_think, as a transient state so each warning shows in the graph:
+    // a warning is inserted once, as a system note before the next model call (SPEC C4).
+    preparing: {
+      always: [
+        { guard: 'shouldWarnIterations', actions: 'insertIterationWarning' },
+        { guard: 'shouldWarnTokens', actions: 'insertTokenWarning' },
+        { target: 'thinking', actions: 'beforeThink' },
+      ],
+    },
+    thinking: {
+      entry: 'onEnterThinking',
+      invoke: {
+        id: 'callModel',
+        src: 'callModel',
+        input: ({ context }) => ({ messages: context.request, iteration: context.iterations }),
+        onDone: {
+          target: 'deciding',
+          actions: { type: 'recordResponse', params: ({ event }) => ({ response: event.output }) },
+        },
+        onError: {
+          target: 'failed',
+          actions: {
+            type: 'failOnError',
+            params: ({ event }) => ({ code: 'MODEL_ERROR', error: event.error }),
+          },
+        },
+      },
+    },
+    // The seed's condition_do, as a transient state: the response is in context, so every
+    // guard below reads it the same way and the graph shows each way out of a model call.
+    deciding: {
+      always: [
+        { guard: 'isOverTokenLimit', target: 'failed', actions: 'failOnTokenLimit' },
+        { guard: 'canDo', target: 'doing', actions: 'beforeDo' },
+        { guard: 'hasToolCalls', target: 'failed', actions: 'failOnIterationLimit' },
+        { target: 'validating', actions: 'recordAnswerStep' },
+      ],
+    },
+    doing: {
+      entry: 'onEnterDoing',
+      invoke: {
+        id: 'executeTools',
+        src: 'executeTools',
+        input: ({ context }) => ({
+          calls: context.toolCalls.filter(
+            (call) => !context.blockedResults.some((r) => r.toolCallId === call.id),
+          ),
+        }),
+        onDone: [
+          {
+            guard: 'canThink',
+            target: 'preparing',
+            actions: {
+              type: 'recordToolResults',
+              params: ({ event }) => ({ output: event.output }),
+            },
+          },
+          {
+            target: 'failed',
+            actions: [
+              { type: 'recordToolResults', params: ({ event }) => ({ output: event.output }) },
+              'failOnLimits',
+            ],
+          },
+        ],
+        onError: {
+          target: 'failed',
+          actions: {
+            type: 'failOnError',
+            params: ({ event }) => ({ code: 'CHAIN_ERROR', error: event.error }),
+          },
+        },
+      },
+    },
+    // The seed's condition_succeed: structured output and validateResult, on final answers.
+    validating: {
+      invoke: {
+        id: 'validateResult',
+        src: 'validateResult',
+        input: ({ context }) => ({ text: context.response ? responseText(context.response) : '' }),
+        onDone: [
+          {
+            guard: { type: 'canSucceed', params: ({ event }) => ({ outcome: event.output }) },
+            target: 'succeeded',
+            actions: {
+              type: 'afterSucceed',
+              params: ({ event }) => ({ value: event.output.ok ? event.output.value : undefined }),
+            },
+          },
+          {
+            guard: 'canThink',
+            target: 'preparing',
+            actions: {
+              type: 'appendCorrection',
+              params: ({ event }) => ({ message: event.output.ok ? '' : event.output.message }),
+            },
+          },
+          {
+            guard: 'canFail',
+            target: 'failed',
+            actions: [
+              {
+                type: 'appendCorrection',
+                params: ({ event }) => ({ message: event.output.ok ? '' : event.output.message }),
+              },
+              'failOnLimits',
+            ],
+          },
+        ],
+        onError: {
+          target: 'failed',
+          actions: {
+            type: 'failOnError',
+            params: ({ event }) => ({ code: 'CHAIN_ERROR', error: event.error }),
+          },
+        },
+      },
+    },
+    succeeded: { type: 'final' },
+    failed: { type: 'final' },
+  },
+  output: ({ context }): ChainOutput => {
+    const data: ChainRunData = {
+      transcript: settledTranscript(context),
+      usage: context.usage,
+      iterations: context.iterations,
+      steps: context.steps,
+      mutationLog: context.pending.length
+        ? [...context.mutationLog, context.pending]
+        : context.mutationLog,
+      intermediateResults: context.intermediateResults,
+    };
+    if (context.failure) return { ...data, status: 'failed', failure: context.failure };
+    const text = context.response ? responseText(context.response) : '';
+    return { ...data, status: 'succeeded', result: context.result, text };
+  },
+});
+
+function iterationLimitFailure(context: ChainContext): ChainFailure {
+  return {
+    code: 'PROTOCOL_ERROR',
+    message: `Reached maxIterations (${context.config.maxIterations}) without a final answer`,
+    limit: context.config.maxIterations,
+  };
+}
+
+function tokenLimitFailure(context: ChainContext): ChainFailure {
+  return {
+    code: 'TOKEN_LIMIT',
+    message: `Token limit exceeded: used ${context.usage.totalTokens} of ${context.config.maxTokens} tokens`,
+    limit: context.config.maxTokens,
+  };
+}
+
+function stepOf(context: ChainContext, toolResults: readonly ToolResult[]): ChainStep {
+  const response = context.response as ModelResponse;
+  return {
+    iteration: context.iterations,
+    text: responseText(response),
+    toolCalls: context.toolCalls,
+    toolResults,
+    usage: response.usage,
+    finishReason: response.finishReason,
+  };
+}

@@ -1,0 +1,184 @@
+import type { ChainConfig, ChainWarning } from '../../machines/chain.js';
+import type { PromptContract } from '../compile/convert-to-llm-request.js';
+import { ConfigError } from '../errors.js';
+import type { LanguageModel, ResponseFormat } from '../model/language-model.js';
+import type { OutputSchema } from '../structured/output-schema.js';
+import type { AnyTool } from '../tools/define-tool.js';
+import type { RemoteToolExecutor } from '../tools/remote-executor.js';
+
+/** The seed's default note for tool results (SPEC C5). */
+export const DEFAULT_TOOL_RESPONSE_INSTRUCTIONS =
+  'Some tools return their results as streams. Once you have what you need, stop the stream with the stop_stream tool.';
+
+export type ValidateResult<T> = (
+  result: T,
+) =>
+  | { readonly ok: true }
+  | { readonly ok: false; readonly message: string }
+  | Promise<{ readonly ok: true } | { readonly ok: false; readonly message: string }>;
+
+export interface ChainOptions<T = string> {
+  readonly model: LanguageModel;
+  readonly tools?: readonly AnyTool[];
+  readonly systemPrompt?: string;
+  readonly baseInstruction?: string;
+  readonly mustPrinciples?: readonly string[];
+  /** Generations allowed per run (default 10); reaching it without an answer is a ProtocolError. */
+  readonly maxIterations?: number;
+  /** Tokens allowed per run, summed over every model call (default 128,000): TokenLimitError. */
+  readonly maxTokens?: number;
+  readonly warningPrompt?: { readonly iterations?: string; readonly tokens?: string };
+  /** >= 0: absolute; < 0: this far from the limit. Required for each warning prompt given. */
+  readonly warningThreshold?: { readonly iterations?: number; readonly tokens?: number };
+  /** A system note added after tool results; `false` for none. Default: the stream note, when a stream opens. */
+  readonly toolResponseInstructions?: string | false;
+  /** Overrides the response format derived from `outputSchema`. */
+  readonly responseFormat?: ResponseFormat;
+  /** Final answers are parsed as JSON (from prose or fenced blocks) and validated against it. */
+  readonly outputSchema?: OutputSchema;
+  readonly validateResult?: ValidateResult<T>;
+  readonly warnRecursiveCalls?: boolean;
+  readonly catchIntermediateResult?: boolean;
+  readonly resultCacheKey?: string;
+  readonly remote?: RemoteToolExecutor;
+  /** At most this many tool calls of one step run at once (p-limit). Default: all. */
+  readonly toolConcurrency?: number;
+  /** A tool call still running after this long is answered with a failed result. */
+  readonly toolTimeoutMs?: number;
+  /** Items read from a streaming tool per step (default 5). */
+  readonly streamBatchSize?: number;
+  /** Sent with every model call. */
+  readonly modelSettings?: {
+    readonly temperature?: number;
+    readonly topP?: number;
+    readonly maxOutputTokens?: number;
+    readonly seed?: number;
+  };
+}
+
+function positiveInteger(option: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
+    throw new ConfigError(option, `must be an integer >= 1; got ${String(value)}`);
+  }
+  return value;
+}
+
+function optionalPositive(option: string, value: unknown, integer: boolean): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !(value > 0) || (integer && !Number.isInteger(value))) {
+    throw new ConfigError(
+      option,
+      `must be ${integer ? 'an integer' : 'a number'} > 0; got ${String(value)}`,
+    );
+  }
+  return value;
+}
+
+function warning(
+  kind: 'iterations' | 'tokens',
+  prompt: string | undefined,
+  threshold: number | undefined,
+): ChainWarning | undefined {
+  if (prompt === undefined && threshold === undefined) return undefined;
+  if (typeof prompt !== 'string' || prompt.trim() === '') {
+    throw new ConfigError(
+      `warningPrompt.${kind}`,
+      `needs a non-empty text when warningThreshold.${kind} is set`,
+    );
+  }
+  if (typeof threshold !== 'number' || !Number.isFinite(threshold)) {
+    throw new ConfigError(
+      `warningThreshold.${kind}`,
+      'needs a number: >= 0 for an absolute count, < 0 for "this far from the limit"',
+    );
+  }
+  return { prompt, threshold };
+}
+
+/** Validates every option, naming the first bad one, and derives the machine's config. */
+export function chainConfig(
+  options: ChainOptions<unknown>,
+  tools: readonly AnyTool[],
+): ChainConfig {
+  if (typeof options !== 'object' || options === null)
+    throw new ConfigError('options', 'must be an object');
+  const model = options.model;
+  if (!model || typeof model.generate !== 'function' || typeof model.stream !== 'function') {
+    throw new ConfigError(
+      'model',
+      'must be a LanguageModel (generate and stream), e.g. new ScriptedModel([...])',
+    );
+  }
+  if (model.specificationVersion !== 'v1') {
+    throw new ConfigError(
+      'model',
+      `implements LanguageModel ${String(model.specificationVersion)}; this runtime needs v1`,
+    );
+  }
+  const maxIterations = positiveInteger('maxIterations', options.maxIterations, 10);
+  const maxTokens = positiveInteger('maxTokens', options.maxTokens, 128_000);
+  optionalPositive('toolConcurrency', options.toolConcurrency, true);
+  optionalPositive('toolTimeoutMs', options.toolTimeoutMs, false);
+  positiveInteger('streamBatchSize', options.streamBatchSize, 5);
+  if (options.validateResult !== undefined && typeof options.validateResult !== 'function') {
+    throw new ConfigError(
+      'validateResult',
+      'must be a function (result) => { ok: true } | { ok: false, message }',
+    );
+  }
+  if (
+    options.resultCacheKey !== undefined &&
+    (typeof options.resultCacheKey !== 'string' || !options.resultCacheKey)
+  ) {
+    throw new ConfigError('resultCacheKey', 'must be a non-empty string');
+  }
+  const remote = options.remote;
+  if (
+    remote !== undefined &&
+    (typeof remote.execute !== 'function' || typeof remote.listTools !== 'function')
+  ) {
+    throw new ConfigError('remote', 'must implement listTools() and execute(call, { signal })');
+  }
+  const instructions = options.toolResponseInstructions;
+  if (instructions !== undefined && instructions !== false && typeof instructions !== 'string') {
+    throw new ConfigError('toolResponseInstructions', 'must be a string, or false for none');
+  }
+  const iterationWarning = warning(
+    'iterations',
+    options.warningPrompt?.iterations,
+    options.warningThreshold?.iterations,
+  );
+  const tokenWarning = warning(
+    'tokens',
+    options.warningPrompt?.tokens,
+    options.warningThreshold?.tokens,
+  );
+  const contract: PromptContract = {
+    ...(options.systemPrompt !== undefined && { systemPrompt: options.systemPrompt }),
+    ...(options.baseInstruction !== undefined && { baseInstruction: options.baseInstruction }),
+    ...(options.mustPrinciples !== undefined && { mustPrinciples: options.mustPrinciples }),
+    tools: tools.map((t) =>
+      t.bestPractices ? { name: t.name, bestPractices: t.bestPractices } : { name: t.name },
+    ),
+  };
+  return {
+    maxIterations,
+    maxTokens,
+    warnings: {
+      ...(iterationWarning && { iterations: iterationWarning }),
+      ...(tokenWarning && { tokens: tokenWarning }),
+    },
+    ...(instructions !== false && {
+      toolResponseInstructions:
+        instructions === undefined
+          ? { text: DEFAULT_TOOL_RESPONSE_INSTRUCTIONS, when: 'streams' as const }
+          : { text: instructions, when: 'always' as const },
+    }),
+    warnRecursiveCalls: options.warnRecursiveCalls ?? true,
+    duplicateWarnTools: tools.filter((t) => t.duplicateCallWarn).map((t) => t.name),
+    catchIntermediateResult: options.catchIntermediateResult ?? true,
+    ...(options.resultCacheKey !== undefined && { resultCacheKey: options.resultCacheKey }),
+    contract,
+  };
+}

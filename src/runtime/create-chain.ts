@@ -1,0 +1,371 @@
+import {
+  type ActorSystem,
+  createActor,
+  fromPromise,
+  type InspectionEvent,
+  type Observer,
+  type SnapshotFrom,
+  toPromise,
+} from 'xstate';
+import { LocalToolRegistry } from '../../adapters/tools/local-registry.js';
+import {
+  type ChainConfig,
+  type ChainFailure,
+  type ChainInput,
+  type ChainOutput,
+  type ChainStep,
+  chainMachine,
+  type ExecuteToolsOutput,
+  type ValidationOutcome,
+} from '../../machines/chain.js';
+import type { MutationLog } from '../compile/compile-turn.js';
+import {
+  AbortError,
+  ChainError,
+  ModelError,
+  type PartialResult,
+  ProtocolError,
+  type StatecraftError,
+  TokenLimitError,
+} from '../errors.js';
+import { type Message, type ToolCall, type ToolResult, userMessage } from '../messages.js';
+import { ResponseCollector } from '../model/collect-stream.js';
+import type {
+  ModelRequest,
+  ModelResponse,
+  ResponseFormat,
+  StreamPart,
+} from '../model/language-model.js';
+import { extractJson } from '../structured/extract-json.js';
+import { type StructuredOutput, structuredOutput } from '../structured/output-schema.js';
+import type { RemoteToolExecutor } from '../tools/remote-executor.js';
+import type { Usage } from '../usage.js';
+import { type ChainOptions, chainConfig } from './chain-options.js';
+import { EventQueue } from './event-queue.js';
+import { RunTools } from './run-tools.js';
+
+export interface ChainRunInput {
+  /** The conversation so far; usually one user message. */
+  readonly messages: readonly Message[];
+  /** What earlier chains cached (SPEC C9). */
+  readonly intermediateResults?: Readonly<Record<string, unknown>>;
+}
+
+export interface ChainRunOptions {
+  /** Aborting ends the run in `failed` with an AbortError; the model call and every tool see it. */
+  readonly signal?: AbortSignal;
+  /** XState's inspection hook: pass `createBrowserInspector().inspect` or any observer. */
+  readonly inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+}
+
+export interface ChainResult<T> {
+  readonly status: 'succeeded';
+  /** The validated result: the parsed JSON with an outputSchema, else the answer text. */
+  readonly result: T;
+  readonly text: string;
+  readonly transcript: readonly Message[];
+  readonly usage: Usage;
+  readonly iterations: number;
+  readonly steps: readonly ChainStep[];
+  readonly mutationLog: MutationLog;
+  readonly intermediateResults: Readonly<Record<string, unknown>>;
+}
+
+export type ChainStreamEvent =
+  | { readonly type: 'state'; readonly state: string }
+  | { readonly type: 'text-delta'; readonly delta: string; readonly iteration: number }
+  | { readonly type: 'tool-call'; readonly toolCall: ToolCall }
+  | { readonly type: 'tool-result'; readonly result: ToolResult }
+  | { readonly type: 'warning'; readonly kind: 'iterations' | 'tokens'; readonly text: string }
+  | { readonly type: 'final'; readonly output: ChainOutput };
+
+/** Fatal chain errors keep the whole partial run: transcript, usage and steps. */
+export interface ChainPartialResult extends PartialResult {
+  readonly steps: readonly ChainStep[];
+  readonly output: ChainOutput;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: any actor system, whatever its actors.
+type AnyActorSystem = ActorSystem<any>;
+type ChainSnapshot = SnapshotFrom<typeof chainMachine>;
+
+/** What one run needs besides its JSON context, found by the run's actor system. */
+interface RunServices {
+  readonly tools: RunTools;
+  readonly onPart?: (part: StreamPart, iteration: number) => void;
+}
+
+export interface Chain<T> {
+  /** The machine with this chain's actors provided: invoke it from your own machines. */
+  readonly machine: typeof chainMachine;
+  /** The input `machine` expects for a run: your messages plus this chain's config. */
+  input(run: string | ChainRunInput): ChainInput;
+  invoke(input: string | ChainRunInput, options?: ChainRunOptions): Promise<ChainResult<T>>;
+  stream(input: string | ChainRunInput, options?: ChainRunOptions): AsyncIterable<ChainStreamEvent>;
+  /** Routes tool calls to a remote executor first (SPEC C10); takes effect at the next step. */
+  connect(remote: RemoteToolExecutor): void;
+  disconnect(): void;
+}
+
+/**
+ * Builds a chain (SPEC C): validates every option at once (ConfigError naming it), provides
+ * the chain machine's actors, and runs it. All policy lives in machines/chain.ts.
+ */
+export function createChain<T = string>(options: ChainOptions<T>): Chain<T> {
+  const tools = options.tools ?? [];
+  const config: ChainConfig = chainConfig(options as ChainOptions<unknown>, tools);
+  const local = new LocalToolRegistry(tools);
+  const structured: StructuredOutput | undefined =
+    options.outputSchema && structuredOutput(options.outputSchema);
+  const responseFormat: ResponseFormat | undefined =
+    options.responseFormat ?? structured?.responseFormat;
+  const { model } = options;
+  let remote = options.remote;
+
+  const services = new WeakMap<AnyActorSystem, RunServices>();
+  const newServices = (onPart?: RunServices['onPart']): RunServices => ({
+    tools: new RunTools({
+      local,
+      remote: () => remote,
+      concurrency: options.toolConcurrency,
+      timeoutMs: options.toolTimeoutMs,
+      streamBatchSize: options.streamBatchSize ?? 5,
+    }),
+    ...(onPart && { onPart }),
+  });
+  // A chain invoked inside an app's machine has no services registered: make them on demand.
+  const servicesOf = (system: AnyActorSystem): RunServices => {
+    let found = services.get(system);
+    if (!found) {
+      found = newServices();
+      services.set(system, found);
+    }
+    return found;
+  };
+
+  const machine = chainMachine.provide({
+    actors: {
+      callModel: fromPromise(async ({ input, system, signal }) => {
+        const run = servicesOf(system);
+        const specs = await run.tools.specs(signal);
+        const request: ModelRequest = {
+          ...options.modelSettings,
+          messages: input.messages,
+          ...(specs.length && { tools: specs }),
+          ...(responseFormat && { responseFormat }),
+        };
+        if (!run.onPart) return model.generate(request, { signal });
+        const collector = new ResponseCollector();
+        for await (const part of model.stream(request, { signal })) {
+          run.onPart(part, input.iteration);
+          collector.add(part);
+        }
+        return collector.response();
+      }),
+      executeTools: fromPromise(
+        async ({ input, system, signal }): Promise<ExecuteToolsOutput> =>
+          servicesOf(system).tools.execute(input.calls, signal),
+      ),
+      validateResult: fromPromise(
+        async ({ input }): Promise<ValidationOutcome> => validate(input.text),
+      ),
+    },
+  }) as unknown as typeof chainMachine;
+
+  async function validate(text: string): Promise<ValidationOutcome> {
+    let value: unknown = text;
+    if (structured) {
+      const found = extractJson(text);
+      if (!found) {
+        return {
+          ok: false,
+          message:
+            'Your answer contains no JSON value. Answer with only the JSON value the schema describes.',
+        };
+      }
+      const checked = await structured.validate(found.value);
+      if (!checked.ok) {
+        return {
+          ok: false,
+          message: `Your JSON does not match the schema:\n${checked.issues.map((i) => `- ${i}`).join('\n')}\nAnswer again with corrected JSON only.`,
+        };
+      }
+      value = checked.value;
+    }
+    if (options.validateResult) {
+      const verdict = await options.validateResult(value as T);
+      if (!verdict.ok) return { ok: false, message: verdict.message };
+    }
+    return { ok: true, value };
+  }
+
+  function input(run: string | ChainRunInput): ChainInput {
+    const runInput = typeof run === 'string' ? { messages: [userMessage(run)] } : run;
+    return {
+      config,
+      messages: runInput.messages,
+      ...(runInput.intermediateResults && { intermediateResults: runInput.intermediateResults }),
+    };
+  }
+
+  async function run(
+    runInput: string | ChainRunInput,
+    runOptions: ChainRunOptions,
+    onPart?: RunServices['onPart'],
+    onSnapshot?: (snapshot: ChainSnapshot) => void,
+  ): Promise<ChainOutput> {
+    const actor = createActor(machine, {
+      input: input(runInput),
+      ...(runOptions.inspect && { inspect: runOptions.inspect }),
+    });
+    const runServices = newServices(onPart);
+    services.set(actor.system, runServices);
+    const { signal } = runOptions;
+    const onAbort = () => actor.send({ type: 'ABORT', reason: reasonText(signal?.reason) });
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const subscription = onSnapshot ? actor.subscribe(onSnapshot) : undefined;
+    try {
+      const done = toPromise(actor);
+      actor.start();
+      if (signal?.aborted) onAbort();
+      return await done;
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      subscription?.unsubscribe();
+      await runServices.tools.close();
+    }
+  }
+
+  return {
+    machine,
+    input,
+    async invoke(runInput, runOptions = {}) {
+      return settle<T>(await run(runInput, runOptions));
+    },
+    stream(runInput, runOptions = {}) {
+      const queue = new EventQueue<ChainStreamEvent>();
+      let last:
+        | { value: string; steps: number; warned: { iterations: boolean; tokens: boolean } }
+        | undefined;
+      const onSnapshot = (snapshot: ChainSnapshot) => {
+        const { context } = snapshot;
+        const value = String(snapshot.value);
+        // What happened in the step that just ended comes before the state it led to.
+        for (const step of context.steps.slice(last?.steps ?? 0)) {
+          for (const result of step.toolResults) queue.push({ type: 'tool-result', result });
+        }
+        for (const kind of ['iterations', 'tokens'] as const) {
+          const warning = context.config.warnings[kind];
+          if (warning && context.warned[kind] && !last?.warned[kind]) {
+            queue.push({ type: 'warning', kind, text: warning.prompt });
+          }
+        }
+        if (value !== last?.value) {
+          queue.push({ type: 'state', state: value });
+          if (value === 'doing')
+            for (const toolCall of context.toolCalls) queue.push({ type: 'tool-call', toolCall });
+        }
+        last = { value, steps: context.steps.length, warned: context.warned };
+      };
+      const onPart = (part: StreamPart, iteration: number) => {
+        if (part.type === 'text-delta')
+          queue.push({ type: 'text-delta', delta: part.delta, iteration });
+      };
+      run(runInput, runOptions, onPart, onSnapshot).then(
+        (output) => {
+          queue.push({ type: 'final', output });
+          if (output.status === 'failed') queue.end(errorOf(output));
+          else queue.end();
+        },
+        (error) => queue.end(error),
+      );
+      return queue;
+    },
+    connect(next) {
+      if (!next || typeof next.execute !== 'function' || typeof next.listTools !== 'function') {
+        throw new TypeError(
+          'connect(remote): remote must implement listTools() and execute(call, { signal })',
+        );
+      }
+      remote = next;
+    },
+    disconnect() {
+      remote = undefined;
+    },
+  };
+}
+
+/** The result of a succeeded run, or the typed error of a failed one (with the partial run). */
+function settle<T>(output: ChainOutput): ChainResult<T> {
+  if (output.status === 'failed') throw errorOf(output);
+  const {
+    status,
+    result,
+    text,
+    transcript,
+    usage,
+    iterations,
+    steps,
+    mutationLog,
+    intermediateResults,
+  } = output;
+  return {
+    status,
+    result: result as T,
+    text,
+    transcript: transcript.toArray(),
+    usage,
+    iterations,
+    steps,
+    mutationLog,
+    intermediateResults,
+  };
+}
+
+/** Maps a failure's code to its error class, carrying the partial run. */
+export function errorOf(output: Extract<ChainOutput, { status: 'failed' }>): StatecraftError {
+  const { failure } = output;
+  const partial: ChainPartialResult = {
+    transcript: output.transcript.toArray(),
+    usage: output.usage,
+    steps: output.steps,
+    output,
+  };
+  const options = { partial, ...(failure.cause !== undefined && { cause: failure.cause }) };
+  switch (failure.code) {
+    case 'PROTOCOL_ERROR':
+      return new ProtocolError(failure.message, options);
+    case 'TOKEN_LIMIT':
+      return new TokenLimitError(failure.limit ?? Number.NaN, output.usage.totalTokens, options);
+    case 'ABORTED':
+      return new AbortError(failure.message, options);
+    case 'MODEL_ERROR':
+      return modelError(failure, options);
+    case 'CHAIN_ERROR':
+      return new ChainError(failure.message, options);
+  }
+}
+
+function modelError(
+  failure: ChainFailure,
+  options: { partial: ChainPartialResult; cause?: unknown },
+): StatecraftError {
+  const cause = failure.cause;
+  if (AbortError.isInstance(cause)) return new AbortError(failure.message, options);
+  if (ModelError.isInstance(cause)) {
+    return new ModelError(failure.message, {
+      ...options,
+      retryable: cause.retryable,
+      ...(cause.status !== undefined && { status: cause.status }),
+    });
+  }
+  return new ModelError(failure.message, options);
+}
+
+function reasonText(reason: unknown): string | undefined {
+  if (reason === undefined) return undefined;
+  if (reason instanceof Error) return reason.name === 'AbortError' ? undefined : reason.message;
+  return String(reason);
+}
+
+export type { ModelResponse };

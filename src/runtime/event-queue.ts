@@ -1,0 +1,54 @@
+/**
+ * A push-to-pull bridge: producers `push` events as they happen, one consumer iterates them.
+ * `end(error?)` finishes the iteration, rethrowing `error` after the queued events.
+ */
+export class EventQueue<T> implements AsyncIterable<T> {
+  readonly #items: T[] = [];
+  #waiting: ((result: IteratorResult<T>) => void) | undefined;
+  #failWaiting: ((error: unknown) => void) | undefined;
+  #ended = false;
+  #error: unknown;
+
+  push(item: T): void {
+    if (this.#ended) return;
+    if (this.#waiting) {
+      const resolve = this.#waiting;
+      this.#waiting = undefined;
+      resolve({ value: item, done: false });
+    } else this.#items.push(item);
+  }
+
+  end(error?: unknown): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#error = error;
+    if (this.#waiting) {
+      const resolve = this.#waiting;
+      const reject = this.#failWaiting;
+      this.#waiting = undefined;
+      if (error !== undefined) reject?.(error);
+      else resolve({ value: undefined, done: true });
+    }
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<T> {
+    return {
+      next: () => {
+        if (this.#items.length > 0)
+          return Promise.resolve({ value: this.#items.shift() as T, done: false });
+        if (this.#ended) {
+          if (this.#error !== undefined) {
+            const error = this.#error;
+            this.#error = undefined;
+            return Promise.reject(error);
+          }
+          return Promise.resolve({ value: undefined, done: true });
+        }
+        return new Promise((resolve, reject) => {
+          this.#waiting = resolve;
+          this.#failWaiting = reject;
+        });
+      },
+    };
+  }
+}
