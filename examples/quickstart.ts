@@ -1,20 +1,19 @@
-import { compileTurn, defineTool, LocalToolRegistry, mutate, responseText, responseToolCalls, userMessage } from 'statecraft';
+import { createChain, defineTool } from 'statecraft';
 import { ScriptedModel } from 'statecraft/testing';
 import { z } from 'zod';
 
 const add = defineTool({ name: 'add', description: 'Adds two numbers.',
   input: z.object({ a: z.number(), b: z.number() }), execute: ({ a, b }) => a + b });
-const tools = new LocalToolRegistry([add]);
-const model = new ScriptedModel([{ toolCalls: [{ name: 'add', arguments: { a: 2, b: 'three' } }] },
-  { toolCalls: [{ name: 'add', arguments: { a: 2, b: 3 } }] }, { text: '2 + 3 = 5' }]);
-const contract = { systemPrompt: 'Use the tools for arithmetic.', tools: tools.list() };
+const model = new ScriptedModel([ // stands in for a real model; it replays these answers
+  { toolCalls: [{ name: 'add', arguments: { a: 2, b: 'three' } }] }, // a bad call comes back as data
+  { toolCalls: [{ name: 'add', arguments: { a: 2, b: 3 } }] },
+  { text: 'The sum is {"answer": 5}.' }, // JSON found in prose, checked against outputSchema
+]);
+const chain = createChain({ model, tools: [add], outputSchema: z.object({ answer: z.number() }) });
 
-let turn = compileTurn({ transcript: [userMessage('What is 2 + 3?')], contract });
-while (turn.transcript.last?.role !== 'assistant') { // until the model answers without calling a tool
-  const response = await model.generate({ messages: turn.messages, tools: tools.specs() });
-  const calls = responseToolCalls(response);
-  const results = await Promise.all(calls.map((call) => tools.run(call)));
-  turn = compileTurn({ transcript: turn.transcript, mutations: [mutate.assistantMessage(responseText(response), calls), ...results.map(mutate.toolResult)], contract });
-  console.log('model:', responseText(response) || calls.map((c, i) => `${c.name}(${JSON.stringify(c.arguments)}) → ${results[i]?.error ?? results[i]?.output}`).join());
+for await (const event of chain.stream('What is 2 + 3?')) {
+  if (event.type === 'state') console.log(`state: ${event.state}`);
+  if (event.type === 'tool-call') console.log(`  call ${event.toolCall.name}(${JSON.stringify(event.toolCall.arguments)})`);
+  if (event.type === 'tool-result') console.log(`  → ${event.result.error?.replace(/\s*\n\s*/g, ' ') ?? event.result.output}`);
+  if (event.type === 'final' && event.output.status === 'succeeded') console.log('result:', event.output.result);
 }
-console.log(`transcript: ${turn.transcript.toArray().map((m) => m.role).join(', ')}`);

@@ -1,4 +1,4 @@
-import { assign, fromPromise, setup } from 'xstate';
+import { assign, fromCallback, sendTo, setup } from 'xstate';
 import { compileTurn } from '../src/compile/compile-turn.js';
 import type { PromptContract } from '../src/compile/convert-to-llm-request.js';
 import type { SelfRefSnapshot } from '../src/compile/experiences.js';
@@ -18,9 +18,15 @@ import {
   warningPoint,
 } from './chain-policy.js';
 
-// The chain (seed 000): idle → thinking → doing → thinking … → validating → succeeded, or
-// failed. Pure: every wait is an invoked actor with an explicit id, supplied by the runtime
-// (src/runtime/create-chain.ts) with `machine.provide()`, or by tests with scripted ones.
+// The chain (seed 000): idle → preparing → thinking → doing → preparing → thinking … →
+// validating → succeeded, or failed. Pure: the machine does no IO. Its three effects —
+// `callModel`, `executeTools`, `validateResult` — are requests it sends to one long-lived
+// actor, `effects`, invoked for the whole run and supplied by the runtime
+// (src/runtime/create-chain.ts) with `machine.provide()`, or by tests. The effect answers
+// with `<effect>.done` / `<effect>.error` events. Why one host instead of an invoke per
+// state: spawning a child actor per step costs XState ~75 µs, most of a step's budget
+// (DESIGN.md, `npm run bench`); events keep every effect visible in the inspector, make
+// the event log the run's journal, and let traversal drive the machine with plain events.
 // Guards and actions carry the seed's names, so the inspector shows the seed's lifecycle:
 // canThink → beforeThink → onEnterThinking, canDo → beforeDo → onEnterDoing,
 // canSucceed / canFail → afterSucceed.
@@ -154,13 +160,39 @@ export type ChainOutput =
     })
   | (ChainRunData & { readonly status: 'failed'; readonly failure: ChainFailure });
 
-export type ChainEvent = { readonly type: 'ABORT'; readonly reason?: string };
+/** Requests the machine sends to its `effects` actor. */
+export type ChainEffectRequest =
+  | { readonly type: 'callModel'; readonly input: CallModelInput }
+  | { readonly type: 'executeTools'; readonly input: ExecuteToolsInput }
+  | { readonly type: 'validateResult'; readonly input: ValidateResultInput };
+
+/** Events the chain reacts to: the effects' answers, and ABORT from outside. */
+export type ChainEvent =
+  | { readonly type: 'ABORT'; readonly reason?: string }
+  | { readonly type: 'callModel.done'; readonly output: ModelResponse }
+  | { readonly type: 'callModel.error'; readonly error: unknown }
+  | { readonly type: 'executeTools.done'; readonly output: ExecuteToolsOutput }
+  | { readonly type: 'executeTools.error'; readonly error: unknown }
+  | { readonly type: 'validateResult.done'; readonly output: ValidationOutcome }
+  | { readonly type: 'validateResult.error'; readonly error: unknown };
 
 /** The transcript with everything pending applied: what a finished run reports. */
 function settledTranscript(context: ChainContext): Transcript {
   if (context.pending.length === 0) return context.transcript;
   // reduce, not compile: a failed run may end with calls no tool answered, and that is the truth.
   return reduceTurnContext(context.transcript, context.pending, context.snapshot).transcript;
+}
+
+/** The usage once this event's model response is counted (guards run before actions). */
+function usageAfter(context: ChainContext, event: ChainEvent): Usage {
+  return event.type === 'callModel.done'
+    ? addUsage(context.usage, event.output.usage)
+    : context.usage;
+}
+
+/** The tool calls the machine is deciding on: this event's response's, or the recorded ones. */
+function toolCallsAfter(context: ChainContext, event: ChainEvent): readonly ToolCall[] {
+  return event.type === 'callModel.done' ? responseToolCalls(event.output) : context.toolCalls;
 }
 
 function failure(code: ChainFailure['code'], message: string, cause?: unknown): ChainFailure {
@@ -179,22 +211,16 @@ export const chainMachine = setup({
     events: {} as ChainEvent,
   },
   actors: {
-    // Placeholders: the runtime provides the real ones. They fail loudly if forgotten.
-    callModel: fromPromise<ModelResponse, CallModelInput>(async () => {
-      throw new Error('chainMachine: provide the callModel actor (createChain does)');
+    // A placeholder that answers nothing: the runtime provides the real host.
+    effects: fromCallback<ChainEffectRequest>(() => {
+      throw new Error('chainMachine: provide the effects actor (createChain does)');
     }),
-    executeTools: fromPromise<ExecuteToolsOutput, ExecuteToolsInput>(async () => {
-      throw new Error('chainMachine: provide the executeTools actor (createChain does)');
-    }),
-    validateResult: fromPromise<ValidationOutcome, ValidateResultInput>(async ({ input }) => ({
-      ok: true,
-      value: input.text,
-    })),
   },
   guards: {
     isOverIterationLimit: ({ context }) =>
       isOverIterationLimit(context.iterations, context.config.maxIterations),
-    isOverTokenLimit: ({ context }) => isOverTokenLimit(context.usage, context.config.maxTokens),
+    isOverTokenLimit: ({ context, event }) =>
+      isOverTokenLimit(usageAfter(context, event), context.config.maxTokens),
     canThink: ({ context }) =>
       !isOverIterationLimit(context.iterations, context.config.maxIterations) &&
       !isOverTokenLimit(context.usage, context.config.maxTokens),
@@ -217,11 +243,11 @@ export const chainMachine = setup({
         context.usage.totalTokens >= warningPoint(context.config.maxTokens, warning.threshold)
       );
     },
-    hasToolCalls: ({ context }) => context.toolCalls.length > 0,
+    hasToolCalls: ({ context, event }) => toolCallsAfter(context, event).length > 0,
     // `doing` is unreachable once the generations reach maxIterations (SPEC D3): the calls of
     // the last allowed generation are not run, because no generation could read their results.
-    canDo: ({ context }) =>
-      context.toolCalls.length > 0 &&
+    canDo: ({ context, event }) =>
+      toolCallsAfter(context, event).length > 0 &&
       !isOverIterationLimit(context.iterations, context.config.maxIterations),
     canSucceed: (_, params: { outcome: ValidationOutcome }) => params.outcome.ok,
   },
@@ -260,8 +286,24 @@ export const chainMachine = setup({
     }),
     // The seed's on_enter_thinking: count the generation about to be made.
     onEnterThinking: assign({ iterations: ({ context }) => context.iterations + 1 }),
-    recordResponse: assign(({ context }, params: { response: ModelResponse }) => {
-      const { response } = params;
+    requestModelCall: sendTo('effects', ({ context }) => ({
+      type: 'callModel' as const,
+      input: { messages: context.request, iteration: context.iterations },
+    })),
+    requestToolExecution: sendTo('effects', ({ context }) => ({
+      type: 'executeTools' as const,
+      input: {
+        calls: context.toolCalls.filter(
+          (call) => !context.blockedResults.some((r) => r.toolCallId === call.id),
+        ),
+      },
+    })),
+    requestValidation: sendTo('effects', ({ context }) => ({
+      type: 'validateResult' as const,
+      input: { text: context.response ? responseText(context.response) : '' },
+    })),
+    recordResponse: assign(({ context, event }) => {
+      const response = (event as Extract<ChainEvent, { type: 'callModel.done' }>).output;
       const toolCalls = responseToolCalls(response);
       return {
         response,
@@ -279,13 +321,16 @@ export const chainMachine = setup({
         warnTools: context.config.warnRecursiveCalls ? context.config.duplicateWarnTools : [],
       };
       const blocked = context.toolCalls.filter((call) => isDuplicateCall(call, check));
+      // Only opted-in tools are ever checked, so only their calls are remembered.
+      const executed = context.toolCalls.filter(
+        (call) => check.warnTools.includes(call.name) && !blocked.includes(call),
+      );
       return {
         blockedResults: blocked.map(duplicateCallResult),
         warnedCalls: blocked.map(callKey),
-        callHistory: [
-          ...context.callHistory,
-          ...context.toolCalls.filter((call) => !blocked.includes(call)).map(callKey),
-        ],
+        callHistory: executed.length
+          ? [...context.callHistory, ...executed.map(callKey)]
+          : context.callHistory,
       };
     }),
     onEnterDoing: () => {},
@@ -384,6 +429,7 @@ export const chainMachine = setup({
     };
   },
   initial: 'idle',
+  invoke: { id: 'effects', src: 'effects' },
   on: {
     ABORT: {
       target: '.failed',
@@ -407,16 +453,24 @@ export const chainMachine = setup({
       ],
     },
     thinking: {
-      entry: 'onEnterThinking',
-      invoke: {
-        id: 'callModel',
-        src: 'callModel',
-        input: ({ context }) => ({ messages: context.request, iteration: context.iterations }),
-        onDone: {
-          target: 'deciding',
-          actions: { type: 'recordResponse', params: ({ event }) => ({ response: event.output }) },
-        },
-        onError: {
+      entry: ['onEnterThinking', 'requestModelCall'],
+      on: {
+        // The seed's condition_do: each way out of a model call, decided on its response.
+        'callModel.done': [
+          {
+            guard: 'isOverTokenLimit',
+            target: 'failed',
+            actions: ['recordResponse', 'failOnTokenLimit'],
+          },
+          { guard: 'canDo', target: 'doing', actions: ['recordResponse', 'beforeDo'] },
+          {
+            guard: 'hasToolCalls',
+            target: 'failed',
+            actions: ['recordResponse', 'failOnIterationLimit'],
+          },
+          { target: 'validating', actions: ['recordResponse', 'recordAnswerStep'] },
+        ],
+        'callModel.error': {
           target: 'failed',
           actions: {
             type: 'failOnError',
@@ -425,27 +479,10 @@ export const chainMachine = setup({
         },
       },
     },
-    // The seed's condition_do, as a transient state: the response is in context, so every
-    // guard below reads it the same way and the graph shows each way out of a model call.
-    deciding: {
-      always: [
-        { guard: 'isOverTokenLimit', target: 'failed', actions: 'failOnTokenLimit' },
-        { guard: 'canDo', target: 'doing', actions: 'beforeDo' },
-        { guard: 'hasToolCalls', target: 'failed', actions: 'failOnIterationLimit' },
-        { target: 'validating', actions: 'recordAnswerStep' },
-      ],
-    },
     doing: {
-      entry: 'onEnterDoing',
-      invoke: {
-        id: 'executeTools',
-        src: 'executeTools',
-        input: ({ context }) => ({
-          calls: context.toolCalls.filter(
-            (call) => !context.blockedResults.some((r) => r.toolCallId === call.id),
-          ),
-        }),
-        onDone: [
+      entry: ['onEnterDoing', 'requestToolExecution'],
+      on: {
+        'executeTools.done': [
           {
             guard: 'canThink',
             target: 'preparing',
@@ -462,7 +499,7 @@ export const chainMachine = setup({
             ],
           },
         ],
-        onError: {
+        'executeTools.error': {
           target: 'failed',
           actions: {
             type: 'failOnError',
@@ -473,11 +510,9 @@ export const chainMachine = setup({
     },
     // The seed's condition_succeed: structured output and validateResult, on final answers.
     validating: {
-      invoke: {
-        id: 'validateResult',
-        src: 'validateResult',
-        input: ({ context }) => ({ text: context.response ? responseText(context.response) : '' }),
-        onDone: [
+      entry: 'requestValidation',
+      on: {
+        'validateResult.done': [
           {
             guard: { type: 'canSucceed', params: ({ event }) => ({ outcome: event.output }) },
             target: 'succeeded',
@@ -506,7 +541,7 @@ export const chainMachine = setup({
             ],
           },
         ],
-        onError: {
+        'validateResult.error': {
           target: 'failed',
           actions: {
             type: 'failOnError',

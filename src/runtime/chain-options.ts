@@ -1,8 +1,8 @@
 import type { ChainConfig, ChainWarning } from '../../machines/chain.js';
 import type { PromptContract } from '../compile/convert-to-llm-request.js';
 import { ConfigError } from '../errors.js';
-import type { LanguageModel, ResponseFormat } from '../model/language-model.js';
-import type { OutputSchema } from '../structured/output-schema.js';
+import type { JsonSchema, LanguageModel, ResponseFormat } from '../model/language-model.js';
+import type { StandardSchema } from '../structured/output-schema.js';
 import type { AnyTool } from '../tools/define-tool.js';
 import type { RemoteToolExecutor } from '../tools/remote-executor.js';
 
@@ -35,7 +35,7 @@ export interface ChainOptions<T = string> {
   /** Overrides the response format derived from `outputSchema`. */
   readonly responseFormat?: ResponseFormat;
   /** Final answers are parsed as JSON (from prose or fenced blocks) and validated against it. */
-  readonly outputSchema?: OutputSchema;
+  readonly outputSchema?: StandardSchema<T> | JsonSchema;
   readonly validateResult?: ValidateResult<T>;
   readonly warnRecursiveCalls?: boolean;
   readonly catchIntermediateResult?: boolean;

@@ -1,7 +1,8 @@
+import { setMaxListeners } from 'node:events';
 import {
   type ActorSystem,
   createActor,
-  fromPromise,
+  fromCallback,
   type InspectionEvent,
   type Observer,
   type SnapshotFrom,
@@ -9,13 +10,15 @@ import {
 } from 'xstate';
 import { LocalToolRegistry } from '../../adapters/tools/local-registry.js';
 import {
+  type CallModelInput,
   type ChainConfig,
+  type ChainEffectRequest,
+  type ChainEvent,
   type ChainFailure,
   type ChainInput,
   type ChainOutput,
   type ChainStep,
   chainMachine,
-  type ExecuteToolsOutput,
   type ValidationOutcome,
 } from '../../machines/chain.js';
 import type { MutationLog } from '../compile/compile-turn.js';
@@ -88,12 +91,7 @@ export interface ChainPartialResult extends PartialResult {
 // biome-ignore lint/suspicious/noExplicitAny: any actor system, whatever its actors.
 type AnyActorSystem = ActorSystem<any>;
 type ChainSnapshot = SnapshotFrom<typeof chainMachine>;
-
-/** What one run needs besides its JSON context, found by the run's actor system. */
-interface RunServices {
-  readonly tools: RunTools;
-  readonly onPart?: (part: StreamPart, iteration: number) => void;
-}
+type PartListener = (part: StreamPart, iteration: number) => void;
 
 export interface Chain<T> {
   /** The machine with this chain's actors provided: invoke it from your own machines. */
@@ -122,55 +120,76 @@ export function createChain<T = string>(options: ChainOptions<T>): Chain<T> {
   const { model } = options;
   let remote = options.remote;
 
-  const services = new WeakMap<AnyActorSystem, RunServices>();
-  const newServices = (onPart?: RunServices['onPart']): RunServices => ({
-    tools: new RunTools({
+  // Text deltas go to the run that asked for them (stream()); found by the run's actor system.
+  const partListeners = new WeakMap<
+    AnyActorSystem,
+    (part: StreamPart, iteration: number) => void
+  >();
+
+  async function callModel(
+    input: CallModelInput,
+    tools: RunTools,
+    signal: AbortSignal,
+    onPart?: PartListener,
+  ) {
+    const specs = await tools.specs(signal);
+    const request: ModelRequest = {
+      ...options.modelSettings,
+      messages: input.messages,
+      ...(specs.length && { tools: specs }),
+      ...(responseFormat && { responseFormat }),
+    };
+    if (!onPart) return model.generate(request, { signal });
+    const collector = new ResponseCollector();
+    for await (const part of model.stream(request, { signal })) {
+      onPart(part, input.iteration);
+      collector.add(part);
+    }
+    return collector.response();
+  }
+
+  // The one actor a run's machine invokes: it performs each effect the machine requests and
+  // answers with its `.done` / `.error` event. It owns the run's tools (open streams) and an
+  // AbortController that stopping the run (final state, ABORT) aborts.
+  const effects = fromCallback<ChainEffectRequest>(({ sendBack, receive, system }) => {
+    const controller = new AbortController();
+    setMaxListeners(0, controller.signal); // every concurrent tool call listens to it
+    const tools = new RunTools({
       local,
       remote: () => remote,
       concurrency: options.toolConcurrency,
       timeoutMs: options.toolTimeoutMs,
       streamBatchSize: options.streamBatchSize ?? 5,
-    }),
-    ...(onPart && { onPart }),
+    });
+    const onPart = partListeners.get(system);
+    const answer = (type: ChainEffectRequest['type'], work: () => Promise<unknown>) => {
+      work().then(
+        (output) => {
+          if (!controller.signal.aborted) sendBack({ type: `${type}.done`, output } as ChainEvent);
+        },
+        (error: unknown) => {
+          if (!controller.signal.aborted) sendBack({ type: `${type}.error`, error } as ChainEvent);
+        },
+      );
+    };
+    receive((request) => {
+      const { signal } = controller;
+      switch (request.type) {
+        case 'callModel':
+          return answer('callModel', () => callModel(request.input, tools, signal, onPart));
+        case 'executeTools':
+          return answer('executeTools', () => tools.execute(request.input.calls, signal));
+        case 'validateResult':
+          return answer('validateResult', () => validate(request.input.text));
+      }
+    });
+    return () => {
+      controller.abort(RUN_ENDED);
+      void tools.close();
+    };
   });
-  // A chain invoked inside an app's machine has no services registered: make them on demand.
-  const servicesOf = (system: AnyActorSystem): RunServices => {
-    let found = services.get(system);
-    if (!found) {
-      found = newServices();
-      services.set(system, found);
-    }
-    return found;
-  };
 
-  const machine = chainMachine.provide({
-    actors: {
-      callModel: fromPromise(async ({ input, system, signal }) => {
-        const run = servicesOf(system);
-        const specs = await run.tools.specs(signal);
-        const request: ModelRequest = {
-          ...options.modelSettings,
-          messages: input.messages,
-          ...(specs.length && { tools: specs }),
-          ...(responseFormat && { responseFormat }),
-        };
-        if (!run.onPart) return model.generate(request, { signal });
-        const collector = new ResponseCollector();
-        for await (const part of model.stream(request, { signal })) {
-          run.onPart(part, input.iteration);
-          collector.add(part);
-        }
-        return collector.response();
-      }),
-      executeTools: fromPromise(
-        async ({ input, system, signal }): Promise<ExecuteToolsOutput> =>
-          servicesOf(system).tools.execute(input.calls, signal),
-      ),
-      validateResult: fromPromise(
-        async ({ input }): Promise<ValidationOutcome> => validate(input.text),
-      ),
-    },
-  }) as unknown as typeof chainMachine;
+  const machine = chainMachine.provide({ actors: { effects } }) as typeof chainMachine;
 
   async function validate(text: string): Promise<ValidationOutcome> {
     let value: unknown = text;
@@ -211,15 +230,14 @@ export function createChain<T = string>(options: ChainOptions<T>): Chain<T> {
   async function run(
     runInput: string | ChainRunInput,
     runOptions: ChainRunOptions,
-    onPart?: RunServices['onPart'],
+    onPart?: PartListener,
     onSnapshot?: (snapshot: ChainSnapshot) => void,
   ): Promise<ChainOutput> {
     const actor = createActor(machine, {
       input: input(runInput),
       ...(runOptions.inspect && { inspect: runOptions.inspect }),
     });
-    const runServices = newServices(onPart);
-    services.set(actor.system, runServices);
+    if (onPart) partListeners.set(actor.system, onPart);
     const { signal } = runOptions;
     const onAbort = () => actor.send({ type: 'ABORT', reason: reasonText(signal?.reason) });
     signal?.addEventListener('abort', onAbort, { once: true });
@@ -232,7 +250,6 @@ export function createChain<T = string>(options: ChainOptions<T>): Chain<T> {
     } finally {
       signal?.removeEventListener('abort', onAbort);
       subscription?.unsubscribe();
-      await runServices.tools.close();
     }
   }
 
@@ -294,6 +311,9 @@ export function createChain<T = string>(options: ChainOptions<T>): Chain<T> {
     },
   };
 }
+
+/** The abort reason effects see when their run ends first; made once, since stacks are costly. */
+const RUN_ENDED = new AbortError('The run ended before this effect finished');
 
 /** The result of a succeeded run, or the typed error of a failed one (with the partial run). */
 function settle<T>(output: ChainOutput): ChainResult<T> {

@@ -107,17 +107,15 @@ export class RunTools {
   async #runOne(call: ToolCall, runSignal: AbortSignal): Promise<ToolResult> {
     if (call.name === STOP_STREAM_TOOL) return this.#stop(call);
     const { timeoutMs } = this.#options;
+    if (timeoutMs === undefined) return this.#dispatch(call, runSignal);
     const controller = new AbortController();
     const onAbort = () => controller.abort(runSignal.reason);
     runSignal.addEventListener('abort', onAbort, { once: true });
     let timedOut = false;
-    const timer =
-      timeoutMs === undefined
-        ? undefined
-        : setTimeout(() => {
-            timedOut = true;
-            controller.abort(new Error(`timed out after ${timeoutMs} ms`));
-          }, timeoutMs);
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort(new Error(`timed out after ${timeoutMs} ms`));
+    }, timeoutMs);
     try {
       const result = await this.#dispatch(call, controller.signal);
       if (timedOut) {
