@@ -30,6 +30,6 @@ describe('README quickstart', () => {
       'examples/quickstart.ts',
     ]);
     expect(stdout).toBe(blockAfter(readme, 'quickstart:output'));
-    expect(stdout).toContain('model: 2 + 3 = 5');
+    expect(stdout).toContain('result: { answer: 5 }');
   }, 30_000);
 });
