@@ -6,6 +6,25 @@ export {
   runTool,
 } from '../adapters/tools/local-registry.js';
 export {
+  type CallModelInput,
+  type ChainConfig,
+  type ChainContext,
+  type ChainEffectRequest,
+  type ChainEvent,
+  type ChainFailure,
+  type ChainInput,
+  type ChainOutput,
+  type ChainStep,
+  type ChainWarning,
+  chainMachine,
+  type ExecuteToolsInput,
+  type ExecuteToolsOutput,
+  type StreamBatch,
+  type ValidateResultInput,
+  type ValidationOutcome,
+} from '../machines/chain.js';
+export { callKey, isDuplicateCall, warningPoint } from '../machines/chain-policy.js';
+export {
   type CompiledTurn,
   type CompileTurnInput,
   compileTurn,

@@ -63,6 +63,18 @@ describe('reduceTurnContext: applying mutations', () => {
     ]);
   });
 
+  it('adds system notes mid-conversation without touching the leading system prompt', () => {
+    const { transcript } = reduceTurnContext(
+      [systemMessage('Prompt.'), userMessage('q')],
+      [mutate.systemNote('Two generations left.')],
+    );
+    expect(transcript.toArray()).toEqual([
+      systemMessage('Prompt.'),
+      userMessage('q'),
+      { role: 'system', content: 'Two generations left.' },
+    ]);
+  });
+
   it('never changes the Transcript it was given', () => {
     const before = Transcript.from([userMessage('hi')]);
     const { transcript } = reduceTurnContext(before, [mutate.assistantMessage('hello')]);
