@@ -18,6 +18,11 @@ export function isOverTokenLimit(used: Usage, maxTokens: number): boolean {
   return used.totalTokens > maxTokens;
 }
 
+/** Room for another model call: a run that has spent its whole budget cannot think again. */
+export function hasTokenBudget(used: Usage, maxTokens: number): boolean {
+  return used.totalTokens < maxTokens;
+}
+
 /**
  * A canonical text for a call's name and arguments: key order does not matter, so two calls
  * with deeply equal arguments get the same key.

@@ -1,4 +1,4 @@
-import { assign, fromCallback, sendTo, setup } from 'xstate';
+import { and, assign, fromCallback, not, sendTo, setup } from 'xstate';
 import { compileTurn } from '../src/compile/compile-turn.js';
 import type { PromptContract } from '../src/compile/convert-to-llm-request.js';
 import type { SelfRefSnapshot } from '../src/compile/experiences.js';
@@ -12,6 +12,7 @@ import { addUsage, type Usage, ZERO_USAGE } from '../src/usage.js';
 import {
   callKey,
   duplicateCallResult,
+  hasTokenBudget,
   isDuplicateCall,
   isOverIterationLimit,
   isOverTokenLimit,
@@ -223,10 +224,10 @@ export const chainMachine = setup({
       isOverTokenLimit(usageAfter(context, event), context.config.maxTokens),
     canThink: ({ context }) =>
       !isOverIterationLimit(context.iterations, context.config.maxIterations) &&
-      !isOverTokenLimit(context.usage, context.config.maxTokens),
+      hasTokenBudget(context.usage, context.config.maxTokens),
     canFail: ({ context }) =>
       isOverIterationLimit(context.iterations, context.config.maxIterations) ||
-      isOverTokenLimit(context.usage, context.config.maxTokens),
+      !hasTokenBudget(context.usage, context.config.maxTokens),
     shouldWarnIterations: ({ context }) => {
       const warning = context.config.warnings.iterations;
       return (
@@ -246,9 +247,7 @@ export const chainMachine = setup({
     hasToolCalls: ({ context, event }) => toolCallsAfter(context, event).length > 0,
     // `doing` is unreachable once the generations reach maxIterations (SPEC D3): the calls of
     // the last allowed generation are not run, because no generation could read their results.
-    canDo: ({ context, event }) =>
-      toolCallsAfter(context, event).length > 0 &&
-      !isOverIterationLimit(context.iterations, context.config.maxIterations),
+    canDo: and(['hasToolCalls', not('isOverIterationLimit')]),
     canSucceed: (_, params: { outcome: ValidationOutcome }) => params.outcome.ok,
   },
   actions: {
@@ -389,7 +388,7 @@ export const chainMachine = setup({
     failOnTokenLimit: assign({ failure: ({ context }) => tokenLimitFailure(context) }),
     failOnLimits: assign({
       failure: ({ context }) =>
-        isOverTokenLimit(context.usage, context.config.maxTokens)
+        !hasTokenBudget(context.usage, context.config.maxTokens)
           ? tokenLimitFailure(context)
           : iterationLimitFailure(context),
     }),
@@ -482,23 +481,11 @@ export const chainMachine = setup({
     doing: {
       entry: ['onEnterDoing', 'requestToolExecution'],
       on: {
-        'executeTools.done': [
-          {
-            guard: 'canThink',
-            target: 'preparing',
-            actions: {
-              type: 'recordToolResults',
-              params: ({ event }) => ({ output: event.output }),
-            },
-          },
-          {
-            target: 'failed',
-            actions: [
-              { type: 'recordToolResults', params: ({ event }) => ({ output: event.output }) },
-              'failOnLimits',
-            ],
-          },
-        ],
+        // Tools change neither the generation count nor the tokens spent: always think again.
+        'executeTools.done': {
+          target: 'preparing',
+          actions: { type: 'recordToolResults', params: ({ event }) => ({ output: event.output }) },
+        },
         'executeTools.error': {
           target: 'failed',
           actions: {
