@@ -367,7 +367,8 @@ export const chainMachine = setup({
         blockedResults: [],
       };
     }),
-    recordAnswerStep: assign({ steps: ({ context }) => [...context.steps, stepOf(context, [])] }),
+    // A generation whose calls are not run (an answer, or a limit reached) is a step too.
+    recordStep: assign({ steps: ({ context }) => [...context.steps, stepOf(context, [])] }),
     appendCorrection: assign(({ context }, params: { message: string }) => ({
       pending: [...context.pending, mutate.systemNote(params.message)],
     })),
@@ -459,15 +460,15 @@ export const chainMachine = setup({
           {
             guard: 'isOverTokenLimit',
             target: 'failed',
-            actions: ['recordResponse', 'failOnTokenLimit'],
+            actions: ['recordResponse', 'recordStep', 'failOnTokenLimit'],
           },
           { guard: 'canDo', target: 'doing', actions: ['recordResponse', 'beforeDo'] },
           {
             guard: 'hasToolCalls',
             target: 'failed',
-            actions: ['recordResponse', 'failOnIterationLimit'],
+            actions: ['recordResponse', 'recordStep', 'failOnIterationLimit'],
           },
-          { target: 'validating', actions: ['recordResponse', 'recordAnswerStep'] },
+          { target: 'validating', actions: ['recordResponse', 'recordStep'] },
         ],
         'callModel.error': {
           target: 'failed',

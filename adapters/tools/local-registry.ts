@@ -3,6 +3,7 @@ import type { ToolCall, ToolResult } from '../../src/messages.js';
 import type { ToolSpec } from '../../src/model/language-model.js';
 import { formatZodError } from '../../src/schema.js';
 import type { AnyTool } from '../../src/tools/define-tool.js';
+import { ABORTED, raceAbort } from '../../src/tools/race-abort.js';
 
 export interface RunToolOptions {
   readonly signal?: AbortSignal;
@@ -104,37 +105,17 @@ export async function runTool(
       `Invalid arguments for tool '${call.name}':\n${formatZodError(parsed.error)}`,
     );
   }
-  // Without a caller's signal nothing can cancel the tool: skip the listener entirely.
-  const cancelled = options.signal ? cancellation(signal) : NOT_CANCELLABLE;
   try {
     const execution = (async () => tool.execute(parsed.data, { signal, toolCallId: call.id }))();
-    const output = await Promise.race([execution, cancelled.promise]);
-    if (output === CANCELLED || signal.aborted) {
-      execution.catch(() => {}); // It may still fail later; nobody is listening any more.
+    // Without a caller's signal nothing can cancel the tool: skip the race and its listener.
+    const output = options.signal ? await raceAbort(execution, signal) : await execution;
+    if (output === ABORTED || signal.aborted)
       return failed(call, `Tool '${call.name}' was cancelled.`);
-    }
     return { toolCallId: call.id, name: call.name, output, success: true };
   } catch (error) {
     if (signal.aborted) return failed(call, `Tool '${call.name}' was cancelled.`);
     return failed(call, `Tool '${call.name}' failed: ${describeError(error)}`);
-  } finally {
-    cancelled.dispose();
   }
-}
-
-const CANCELLED: unique symbol = Symbol('cancelled');
-const NOT_CANCELLABLE = { promise: new Promise<typeof CANCELLED>(() => {}), dispose() {} };
-
-function cancellation(signal: AbortSignal): {
-  promise: Promise<typeof CANCELLED>;
-  dispose(): void;
-} {
-  let onAbort: () => void = () => {};
-  const promise = new Promise<typeof CANCELLED>((resolve) => {
-    onAbort = () => resolve(CANCELLED);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-  return { promise, dispose: () => signal.removeEventListener('abort', onAbort) };
 }
 
 function failed(call: ToolCall, error: string): ToolResult {

@@ -25,6 +25,7 @@ import type { MutationLog } from '../compile/compile-turn.js';
 import {
   AbortError,
   ChainError,
+  ConfigError,
   ModelError,
   type PartialResult,
   ProtocolError,
@@ -40,7 +41,7 @@ import type {
   StreamPart,
 } from '../model/language-model.js';
 import { extractJson } from '../structured/extract-json.js';
-import { type StructuredOutput, structuredOutput } from '../structured/output-schema.js';
+import { anyJson, type StructuredOutput, structuredOutput } from '../structured/output-schema.js';
 import type { RemoteToolExecutor } from '../tools/remote-executor.js';
 import type { Usage } from '../usage.js';
 import { type ChainOptions, chainConfig } from './chain-options.js';
@@ -110,11 +111,22 @@ export interface Chain<T> {
  * the chain machine's actors, and runs it. All policy lives in machines/chain.ts.
  */
 export function createChain<T = string>(options: ChainOptions<T>): Chain<T> {
+  if (typeof options !== 'object' || options === null) {
+    throw new ConfigError('options', 'createChain needs an options object with at least a model');
+  }
   const tools = options.tools ?? [];
   const config: ChainConfig = chainConfig(options as ChainOptions<unknown>, tools);
   const local = new LocalToolRegistry(tools);
-  const structured: StructuredOutput | undefined =
-    options.outputSchema && structuredOutput(options.outputSchema);
+  // SPEC C6: the schema an answer is checked against comes from outputSchema, or else from a
+  // json_schema responseFormat; json_object only requires the answer to hold JSON.
+  const format = options.responseFormat;
+  const structured: StructuredOutput | undefined = options.outputSchema
+    ? structuredOutput(options.outputSchema)
+    : format?.type === 'json_schema'
+      ? structuredOutput(format.schema, format.name)
+      : format?.type === 'json_object'
+        ? anyJson
+        : undefined;
   const responseFormat: ResponseFormat | undefined =
     options.responseFormat ?? structured?.responseFormat;
   const { model } = options;

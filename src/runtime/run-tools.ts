@@ -5,6 +5,7 @@ import type { ExecuteToolsOutput, StreamBatch } from '../../machines/chain.js';
 import type { ToolCall, ToolResult } from '../messages.js';
 import type { ToolSpec } from '../model/language-model.js';
 import { defineTool } from '../tools/define-tool.js';
+import { ABORTED, raceAbort } from '../tools/race-abort.js';
 import type { RemoteToolExecutor } from '../tools/remote-executor.js';
 
 export const STOP_STREAM_TOOL = 'stop_stream';
@@ -27,7 +28,20 @@ interface OpenStream {
   readonly iterator: AsyncIterator<unknown>;
   /** The step that opened it: its first batch went out as the tool's result. */
   readonly openedAt: number;
+  /** A read that outlived its batch's deadline; the next batch starts by awaiting it. */
+  pending: Promise<IteratorResult<unknown>> | undefined;
+  readonly link: StreamLink;
 }
+
+/** How a streaming call's own signal is tied to the run (only with toolTimeoutMs). */
+interface StreamLink {
+  /** Detaches the tool's signal from the run's, once the stream is closed. */
+  readonly unlink: () => void;
+  /** Aborts the tool's signal, so a read stuck in the tool can end. */
+  readonly abort: () => void;
+}
+
+const NO_LINK: StreamLink = { unlink: () => {}, abort: () => {} };
 
 /**
  * The tools of one run: remote first, local registry as the fallback (SPEC C10), calls of a
@@ -38,6 +52,8 @@ interface OpenStream {
 export class RunTools {
   readonly #options: RunToolsOptions;
   readonly #streams = new Map<string, OpenStream>();
+  /** Signal links of calls whose result is a stream: kept until the stream closes. */
+  readonly #links = new Map<string, StreamLink>();
   readonly #limit: ((fn: () => Promise<ToolResult>) => Promise<ToolResult>) | undefined;
   #remoteTools: { remote: RemoteToolExecutor; specs: Promise<readonly ToolSpec[]> } | undefined;
   #step = 0;
@@ -71,7 +87,7 @@ export class RunTools {
       results.map(async (result) => {
         if (!result.success || !isAsyncIterable(result.output)) return result;
         openedStream = true;
-        return this.#openStream(result, step);
+        return this.#openStream(result, step, this.#links.get(result.toolCallId));
       }),
     );
     const streamBatches: StreamBatch[] = [];
@@ -84,9 +100,7 @@ export class RunTools {
 
   /** Ends every open stream; the run calls it however it ends. */
   async close(): Promise<void> {
-    const streams = [...this.#streams.values()];
-    this.#streams.clear();
-    await Promise.allSettled(streams.map((s) => s.iterator.return?.()));
+    await Promise.allSettled([...this.#streams.values()].map((stream) => this.#end(stream)));
   }
 
   async #remoteSpecs(
@@ -108,14 +122,18 @@ export class RunTools {
     if (call.name === STOP_STREAM_TOOL) return this.#stop(call);
     const { timeoutMs } = this.#options;
     if (timeoutMs === undefined) return this.#dispatch(call, runSignal);
+    // The call's own signal: aborted by the run, or by its timeout. A call that returns a
+    // stream keeps the link to the run until the stream closes (see #openStream).
     const controller = new AbortController();
     const onAbort = () => controller.abort(runSignal.reason);
     runSignal.addEventListener('abort', onAbort, { once: true });
+    const unlink = () => runSignal.removeEventListener('abort', onAbort);
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
       controller.abort(new Error(`timed out after ${timeoutMs} ms`));
     }, timeoutMs);
+    let keepLink = false;
     try {
       const result = await this.#dispatch(call, controller.signal);
       if (timedOut) {
@@ -126,10 +144,16 @@ export class RunTools {
           error: `Tool '${call.name}' timed out after ${timeoutMs} ms.`,
         };
       }
+      keepLink = result.success && isAsyncIterable(result.output);
+      if (keepLink)
+        this.#links.set(call.id, {
+          unlink,
+          abort: () => controller.abort(new Error('stream stopped')),
+        });
       return result;
     } finally {
       clearTimeout(timer);
-      runSignal.removeEventListener('abort', onAbort);
+      if (!keepLink) unlink();
     }
   }
 
@@ -137,40 +161,67 @@ export class RunTools {
     const { local } = this.#options;
     const remote = this.#options.remote();
     if (remote && (await this.#remoteSpecs(remote, signal)).some((t) => t.name === call.name)) {
+      const fail = (error: string): ToolResult => ({
+        toolCallId: call.id,
+        name: call.name,
+        output: null,
+        success: false,
+        error,
+      });
       try {
-        return await remote.execute(call, { signal });
+        // Raced against the signal: a remote that ignores it must not hold the run.
+        const result = await raceAbort(
+          Promise.resolve().then(() => remote.execute(call, { signal })),
+          signal,
+        );
+        if (result === ABORTED) return fail(`Tool '${call.name}' was cancelled.`);
+        if (typeof result !== 'object' || result === null || typeof result.success !== 'boolean') {
+          return fail(`Tool '${call.name}' on ${remote.name} returned no result.`);
+        }
+        // The remote answers this call, whatever ids it echoes.
+        return { ...result, toolCallId: call.id, name: call.name };
       } catch (error) {
-        return {
-          toolCallId: call.id,
-          name: call.name,
-          output: null,
-          success: false,
-          error: `Tool '${call.name}' failed on ${remote.name}: ${error instanceof Error ? error.message : String(error)}`,
-        };
+        return fail(
+          `Tool '${call.name}' failed on ${remote.name}: ${error instanceof Error ? error.message : String(error)}`,
+        );
       }
     }
     return local.run(call, { signal });
   }
 
-  async #openStream(result: ToolResult, step: number): Promise<ToolResult> {
+  async #openStream(result: ToolResult, step: number, link = NO_LINK): Promise<ToolResult> {
+    this.#links.delete(result.toolCallId);
     const iterator = (result.output as AsyncIterable<unknown>)[Symbol.asyncIterator]();
     const stream: OpenStream = {
       id: `stream_${result.toolCallId}`,
       toolName: result.name,
       iterator,
       openedAt: step,
+      pending: undefined,
+      link,
     };
     this.#streams.set(stream.id, stream);
     const batch = await this.#nextBatch(stream);
     return { ...result, output: { streamId: stream.id, chunks: batch.chunks, done: batch.done } };
   }
 
+  /**
+   * Up to streamBatchSize items. With toolTimeoutMs, a batch also ends at that deadline with
+   * what it has, and the read in flight carries over to the next batch.
+   */
   async #nextBatch(stream: OpenStream): Promise<StreamBatch> {
+    const { timeoutMs, streamBatchSize } = this.#options;
+    const deadline = timeoutMs === undefined ? undefined : deadlineAfter(timeoutMs);
     const chunks: unknown[] = [];
     let done = false;
     try {
-      while (chunks.length < this.#options.streamBatchSize) {
-        const next = await stream.iterator.next();
+      while (chunks.length < streamBatchSize) {
+        stream.pending ??= stream.iterator.next();
+        const next = deadline
+          ? await Promise.race([stream.pending, deadline.reached])
+          : await stream.pending;
+        if (next === DEADLINE) break;
+        stream.pending = undefined;
         if (next.done) {
           done = true;
           break;
@@ -178,11 +229,29 @@ export class RunTools {
         chunks.push(next.value);
       }
     } catch (error) {
+      stream.pending = undefined;
       chunks.push(`stream error: ${error instanceof Error ? error.message : String(error)}`);
       done = true;
+    } finally {
+      deadline?.clear();
     }
-    if (done) this.#streams.delete(stream.id);
+    if (done) this.#close(stream);
     return { streamId: stream.id, toolName: stream.toolName, chunks, done };
+  }
+
+  #close(stream: OpenStream): void {
+    this.#streams.delete(stream.id);
+    stream.link.unlink();
+  }
+
+  /** Closes a stream before its end: the stop tool, or the run ending. */
+  async #end(stream: OpenStream): Promise<void> {
+    this.#close(stream);
+    stream.link.abort();
+    const ending = stream.iterator.return?.();
+    // return() queues behind a read still pending in the tool: do not wait on a stuck source.
+    if (stream.pending) ending?.catch(() => {});
+    else await ending;
   }
 
   async #stop(call: ToolCall): Promise<ToolResult> {
@@ -198,8 +267,7 @@ export class RunTools {
         error: `No open stream with that id. Open streams: ${open.length ? open.join(', ') : 'none'}.`,
       };
     }
-    this.#streams.delete(stream.id);
-    await stream.iterator.return?.();
+    await this.#end(stream);
     return {
       toolCallId: call.id,
       name: call.name,
@@ -219,6 +287,16 @@ const stopStreamTool = defineTool({
     throw new Error('handled by RunTools');
   },
 });
+
+const DEADLINE: unique symbol = Symbol('deadline');
+
+function deadlineAfter(ms: number): { reached: Promise<typeof DEADLINE>; clear(): void } {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const reached = new Promise<typeof DEADLINE>((resolve) => {
+    timer = setTimeout(() => resolve(DEADLINE), ms);
+  });
+  return { reached, clear: () => clearTimeout(timer) };
+}
 
 function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
   return (

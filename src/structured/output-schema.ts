@@ -93,3 +93,9 @@ export function structuredOutput(schema: OutputSchema, name = 'result'): Structu
     },
   };
 }
+
+/** For `json_object`: any JSON value passes. */
+export const anyJson: StructuredOutput = {
+  responseFormat: { type: 'json_object' },
+  validate: async (value) => ({ ok: true, value }),
+};
