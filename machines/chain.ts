@@ -29,7 +29,8 @@ import {
 // (DESIGN.md, `npm run bench`); events keep every effect visible in the inspector, make
 // the event log the run's journal, and let traversal drive the machine with plain events.
 // Guards and actions carry the seed's names, so the inspector shows the seed's lifecycle:
-// canThink → beforeThink → onEnterThinking, canDo → beforeDo → onEnterDoing,
+// canThink → beforeThink → onEnterThinking, canDo → beforeDo → onEnterDoing (which hands the
+// calls to the effects actor),
 // canSucceed / canFail → afterSucceed.
 
 export interface ChainWarning {
@@ -289,7 +290,8 @@ export const chainMachine = setup({
       type: 'callModel' as const,
       input: { messages: context.request, iteration: context.iterations },
     })),
-    requestToolExecution: sendTo('effects', ({ context }) => ({
+    // The seed's on_enter_doing: hand the calls (duplicates already answered) to the tools.
+    onEnterDoing: sendTo('effects', ({ context }) => ({
       type: 'executeTools' as const,
       input: {
         calls: context.toolCalls.filter(
@@ -332,7 +334,6 @@ export const chainMachine = setup({
           : context.callHistory,
       };
     }),
-    onEnterDoing: () => {},
     recordToolResults: assign(({ context }, params: { output: ExecuteToolsOutput }) => {
       const { output } = params;
       const byId = new Map(
@@ -480,7 +481,7 @@ export const chainMachine = setup({
       },
     },
     doing: {
-      entry: ['onEnterDoing', 'requestToolExecution'],
+      entry: 'onEnterDoing',
       on: {
         // Tools change neither the generation count nor the tokens spent: always think again.
         'executeTools.done': {

@@ -56,7 +56,22 @@ export function convertToLlmRequest(
   return { transcript, systemPrompt, messages, snapshot: reduced.snapshot };
 }
 
+// Rendering the blocks costs more than the rest of a compile; a frozen contract (createChain
+// freezes its own) cannot change, so its blocks are rendered once.
+const renderedBlocks = new WeakMap<PromptContract, { practices: string; principles: string }>();
+
 function toolBlocks(contract: PromptContract): { practices: string; principles: string } {
+  const frozen = Object.isFrozen(contract) && (!contract.tools || Object.isFrozen(contract.tools));
+  if (!frozen) return renderToolBlocks(contract);
+  let blocks = renderedBlocks.get(contract);
+  if (!blocks) {
+    blocks = renderToolBlocks(contract);
+    renderedBlocks.set(contract, blocks);
+  }
+  return blocks;
+}
+
+function renderToolBlocks(contract: PromptContract): { practices: string; principles: string } {
   const tools = contract.tools ?? [];
   const practices = tools.flatMap((tool) =>
     (tool.bestPractices ?? []).map((p) => `- ${tool.name}: ${p}`),

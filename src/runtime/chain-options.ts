@@ -154,14 +154,24 @@ export function chainConfig(
     options.warningPrompt?.tokens,
     options.warningThreshold?.tokens,
   );
-  const contract: PromptContract = {
+  // Frozen, with copies of the caller's arrays: the compile pipeline renders a frozen
+  // contract's tool blocks once, which is only right if nothing can change it afterwards.
+  const contract: PromptContract = Object.freeze({
     ...(options.systemPrompt !== undefined && { systemPrompt: options.systemPrompt }),
     ...(options.baseInstruction !== undefined && { baseInstruction: options.baseInstruction }),
-    ...(options.mustPrinciples !== undefined && { mustPrinciples: options.mustPrinciples }),
-    tools: tools.map((t) =>
-      t.bestPractices ? { name: t.name, bestPractices: t.bestPractices } : { name: t.name },
+    ...(options.mustPrinciples !== undefined && {
+      mustPrinciples: Object.freeze([...options.mustPrinciples]),
+    }),
+    tools: Object.freeze(
+      tools.map((t) =>
+        Object.freeze(
+          t.bestPractices
+            ? { name: t.name, bestPractices: Object.freeze([...t.bestPractices]) }
+            : { name: t.name },
+        ),
+      ),
     ),
-  };
+  });
   return {
     maxIterations,
     maxTokens,

@@ -57,20 +57,23 @@ export class RunTools {
   readonly #limit: ((fn: () => Promise<ToolResult>) => Promise<ToolResult>) | undefined;
   #remoteTools: { remote: RemoteToolExecutor; specs: Promise<readonly ToolSpec[]> } | undefined;
   #step = 0;
+  readonly #localSpecs: readonly ToolSpec[];
 
   constructor(options: RunToolsOptions) {
     this.#options = options;
+    this.#localSpecs = Object.freeze(options.local.specs());
     this.#limit = options.concurrency === undefined ? undefined : pLimit(options.concurrency);
   }
 
   /** What the model is told: remote tools, local ones it does not shadow, and the stop tool while a stream is open. */
-  async specs(signal: AbortSignal): Promise<ToolSpec[]> {
-    const remote = await this.#remoteSpecs(this.#options.remote(), signal);
-    const remoteNames = new Set(remote.map((t) => t.name));
-    const specs = [
-      ...remote,
-      ...this.#options.local.specs().filter((t) => !remoteNames.has(t.name)),
-    ];
+  async specs(signal: AbortSignal): Promise<readonly ToolSpec[]> {
+    const remote = this.#options.remote();
+    const local = this.#localSpecs;
+    // The common case, no remote and no open stream, shares one array across calls.
+    if (!remote && this.#streams.size === 0) return local;
+    const remoteSpecs = await this.#remoteSpecs(remote, signal);
+    const remoteNames = new Set(remoteSpecs.map((t) => t.name));
+    const specs = [...remoteSpecs, ...local.filter((t) => !remoteNames.has(t.name))];
     if (this.#streams.size > 0) specs.push(stopStreamTool.spec);
     return specs;
   }
