@@ -167,6 +167,25 @@ describe('convertToLlmRequest: tool blocks', () => {
     expect(none.messages.toArray()).toEqual(withoutSystem);
   });
 
+  it('re-renders a mutable contract each time, and renders a frozen one once', () => {
+    const tools = [{ name: 'a', bestPractices: ['First.'] }];
+    const mutable: PromptContract = { tools };
+    const before = convertToLlmRequest(reduced(withoutSystem), mutable).messages.first;
+    tools.push({ name: 'b', bestPractices: ['Second.'] });
+    const after = convertToLlmRequest(reduced(withoutSystem), mutable).messages.first;
+    expect((before as { content: string }).content).not.toContain('Second.');
+    expect((after as { content: string }).content).toContain('- b: Second.');
+
+    const frozen: PromptContract = Object.freeze({
+      tools: Object.freeze([{ name: 'c', bestPractices: ['Third.'] }]),
+    });
+    const once = convertToLlmRequest(reduced(withoutSystem), frozen).messages.first;
+    const again = convertToLlmRequest(reduced(withSystem), frozen).messages.first;
+    expect((once as { content: string }).content).toContain('- c: Third.');
+    expect((again as { content: string }).content).toContain('- c: Third.');
+    expect((again as { content: string }).content).toContain('from transcript');
+  });
+
   it('keeps experiences rendered once across turns driven by compileTurn', () => {
     let turn = compileTurn({ transcript: withSystem, snapshot, contract: { tools } });
     for (let i = 0; i < 3; i++) {
