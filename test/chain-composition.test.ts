@@ -93,4 +93,28 @@ describe('the chain inside an application machine (SPEC R5)', () => {
     expect(actor.getSnapshot().context.code).toBe('PROTOCOL_ERROR');
     expect(model.callCount).toBe(2);
   });
+
+  it('reports every effect as an event to XState inspection (the inspector hook)', async () => {
+    const model = new ScriptedModel([
+      { toolCalls: [{ name: 'lookup', arguments: { word: 'actor' } }] },
+      { text: 'An actor is a unit of computation.' },
+    ]);
+    const seen: string[] = [];
+    await createChain({ model, tools: [lookup] }).invoke('What is an actor?', {
+      inspect: (event) => {
+        if (event.type === '@xstate.event' && event.event.type !== 'xstate.init')
+          seen.push(event.event.type);
+      },
+    });
+    expect(seen).toEqual([
+      'callModel',
+      'callModel.done',
+      'executeTools',
+      'executeTools.done',
+      'callModel',
+      'callModel.done',
+      'validateResult',
+      'validateResult.done',
+    ]);
+  });
 });
