@@ -61,6 +61,45 @@ export function isDuplicateCall(call: ToolCall, check: DuplicateCheck): boolean 
   return check.history.includes(key) && !check.warned.includes(key);
 }
 
+/**
+ * The calls to run, in order, and the ones to answer with a warning instead (SPEC C8). A call
+ * repeats an earlier one of this run, or of this same response.
+ */
+export function planDuplicateCalls(
+  calls: readonly ToolCall[],
+  check: DuplicateCheck,
+): { readonly blocked: readonly ToolCall[]; readonly history: readonly string[] } {
+  const history = [...check.history];
+  const blocked: ToolCall[] = [];
+  for (const call of calls) {
+    if (isDuplicateCall(call, { ...check, history })) blocked.push(call);
+    // Only opted-in tools are ever checked, so only their calls are remembered.
+    else if (check.warnTools.includes(call.name)) history.push(callKey(call));
+  }
+  return { blocked, history };
+}
+
+/**
+ * Calls with ids the transcript can link results to: a missing id, or one already used in
+ * the response, gets a new one. Deterministic (derived from the generation and position), so
+ * the machine stays replayable.
+ */
+export function withUniqueIds(calls: readonly ToolCall[], generation: number): readonly ToolCall[] {
+  const seen = new Set<string>();
+  let changed = false;
+  const fixed = calls.map((call, index) => {
+    let id = call.id;
+    if (!id || seen.has(id)) {
+      id = `call_${generation}_${index}`;
+      while (seen.has(id)) id = `${id}_`;
+      changed = true;
+    }
+    seen.add(id);
+    return id === call.id ? call : { ...call, id };
+  });
+  return changed ? fixed : calls;
+}
+
 /** The result the model gets instead of running a blocked duplicate call. */
 export function duplicateCallResult(call: ToolCall): ToolResult {
   return {

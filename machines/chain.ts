@@ -13,10 +13,11 @@ import {
   callKey,
   duplicateCallResult,
   hasTokenBudget,
-  isDuplicateCall,
   isOverIterationLimit,
   isOverTokenLimit,
+  planDuplicateCalls,
   warningPoint,
+  withUniqueIds,
 } from './chain-policy.js';
 
 // The chain (seed 000): idle → preparing → thinking → doing → preparing → thinking … →
@@ -305,7 +306,7 @@ export const chainMachine = setup({
     })),
     recordResponse: assign(({ context, event }) => {
       const response = (event as Extract<ChainEvent, { type: 'callModel.done' }>).output;
-      const toolCalls = responseToolCalls(response);
+      const toolCalls = withUniqueIds(responseToolCalls(response), context.iterations);
       return {
         response,
         toolCalls,
@@ -316,22 +317,15 @@ export const chainMachine = setup({
     }),
     // The seed's before_do: answer blocked duplicate calls instead of running them.
     beforeDo: assign(({ context }) => {
-      const check = {
+      const { blocked, history } = planDuplicateCalls(context.toolCalls, {
         history: context.callHistory,
         warned: context.warnedCalls,
         warnTools: context.config.warnRecursiveCalls ? context.config.duplicateWarnTools : [],
-      };
-      const blocked = context.toolCalls.filter((call) => isDuplicateCall(call, check));
-      // Only opted-in tools are ever checked, so only their calls are remembered.
-      const executed = context.toolCalls.filter(
-        (call) => check.warnTools.includes(call.name) && !blocked.includes(call),
-      );
+      });
       return {
         blockedResults: blocked.map(duplicateCallResult),
         warnedCalls: blocked.map(callKey),
-        callHistory: executed.length
-          ? [...context.callHistory, ...executed.map(callKey)]
-          : context.callHistory,
+        callHistory: history,
       };
     }),
     recordToolResults: assign(({ context }, params: { output: ExecuteToolsOutput }) => {
@@ -483,11 +477,24 @@ export const chainMachine = setup({
     doing: {
       entry: 'onEnterDoing',
       on: {
-        // Tools change neither the generation count nor the tokens spent: always think again.
-        'executeTools.done': {
-          target: 'preparing',
-          actions: { type: 'recordToolResults', params: ({ event }) => ({ output: event.output }) },
-        },
+        'executeTools.done': [
+          {
+            guard: 'canThink',
+            target: 'preparing',
+            actions: {
+              type: 'recordToolResults',
+              params: ({ event }) => ({ output: event.output }),
+            },
+          },
+          // Only when the last answer spent exactly the rest of the token budget.
+          {
+            target: 'failed',
+            actions: [
+              { type: 'recordToolResults', params: ({ event }) => ({ output: event.output }) },
+              'failOnLimits',
+            ],
+          },
+        ],
         'executeTools.error': {
           target: 'failed',
           actions: {

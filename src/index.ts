@@ -128,7 +128,7 @@ export {
 } from './runtime/create-chain.js';
 export { STOP_STREAM_TOOL } from './runtime/run-tools.js';
 export { toJsonSchema } from './schema.js';
-export { extractJson } from './structured/extract-json.js';
+export { extractJson, jsonCandidates } from './structured/extract-json.js';
 export type { OutputSchema, StandardSchema } from './structured/output-schema.js';
 export {
   type AnyTool,

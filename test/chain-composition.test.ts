@@ -118,3 +118,20 @@ describe('the chain inside an application machine (SPEC R5)', () => {
     ]);
   });
 });
+
+describe('createChain result types', () => {
+  it('infers the result from the schema, and is unknown for JSON without one', () => {
+    const model = new ScriptedModel([]);
+    expectTypeOf(createChain({ model }).invoke)
+      .returns.resolves.toHaveProperty('result')
+      .toEqualTypeOf<string>();
+    const typed = createChain({ model, outputSchema: z.object({ n: z.number() }) });
+    expectTypeOf(typed.invoke)
+      .returns.resolves.toHaveProperty('result')
+      .toEqualTypeOf<{ n: number }>();
+    const json = createChain({ model, outputSchema: { type: 'object' } });
+    expectTypeOf(json.invoke).returns.resolves.toHaveProperty('result').toEqualTypeOf<unknown>();
+    const format = createChain({ model, responseFormat: { type: 'json_object' } });
+    expectTypeOf(format.invoke).returns.resolves.toHaveProperty('result').toEqualTypeOf<unknown>();
+  });
+});

@@ -1,5 +1,10 @@
 import { AbortError, ConfigError, ModelError } from '../../src/errors.js';
-import { generateToolCallId, parseToolArguments, type ToolCall } from '../../src/messages.js';
+import {
+  generateToolCallId,
+  parseToolArguments,
+  type ToolCall,
+  toolResultText,
+} from '../../src/messages.js';
 import { ResponseCollector } from '../../src/model/collect-stream.js';
 import {
   type CallOptions,
@@ -263,8 +268,7 @@ function finishReasonOf(turn: ScriptedTurn): FinishReason {
 function estimateUsage(request: ModelRequest, outputChars: number): Partial<Usage> {
   let inputChars = 0;
   for (const message of request.messages) {
-    inputChars +=
-      'content' in message ? message.content.length : JSON.stringify(message.output ?? '').length;
+    inputChars += message.role === 'tool' ? toolResultText(message).length : message.content.length;
   }
   for (const tool of request.tools ?? []) inputChars += tool.description.length + tool.name.length;
   return { inputTokens: Math.ceil(inputChars / 4), outputTokens: Math.ceil(outputChars / 4) };

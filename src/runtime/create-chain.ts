@@ -35,13 +35,18 @@ import {
 import { type Message, type ToolCall, type ToolResult, userMessage } from '../messages.js';
 import { ResponseCollector } from '../model/collect-stream.js';
 import type {
+  JsonSchema,
   ModelRequest,
-  ModelResponse,
   ResponseFormat,
   StreamPart,
 } from '../model/language-model.js';
-import { extractJson } from '../structured/extract-json.js';
-import { anyJson, type StructuredOutput, structuredOutput } from '../structured/output-schema.js';
+import { jsonCandidates } from '../structured/extract-json.js';
+import {
+  anyJson,
+  type StandardSchema,
+  type StructuredOutput,
+  structuredOutput,
+} from '../structured/output-schema.js';
 import type { RemoteToolExecutor } from '../tools/remote-executor.js';
 import type { Usage } from '../usage.js';
 import { type ChainOptions, chainConfig } from './chain-options.js';
@@ -110,13 +115,29 @@ export interface Chain<T> {
  * Builds a chain (SPEC C): validates every option at once (ConfigError naming it), provides
  * the chain machine's actors, and runs it. All policy lives in machines/chain.ts.
  */
-export function createChain<T = string>(options: ChainOptions<T>): Chain<T> {
+export function createChain<T>(
+  options: ChainOptions<T> & { readonly outputSchema: StandardSchema<T> },
+): Chain<T>;
+/** A JSON Schema or a JSON response format: the result is parsed JSON of no static type. */
+export function createChain(
+  options: ChainOptions<unknown> &
+    (
+      | { readonly outputSchema: JsonSchema }
+      | { readonly responseFormat: { readonly type: 'json_object' | 'json_schema' } }
+    ),
+): Chain<unknown>;
+/** No structured output: the result is the answer's text. */
+export function createChain(options: ChainOptions<string>): Chain<string>;
+/** Any options, with the result type stated: `createChain<Invoice>({ outputSchema: jsonSchema })`. */
+export function createChain<T>(options: ChainOptions<T>): Chain<T>;
+export function createChain<T>(options: ChainOptions<T>): Chain<T> {
   if (typeof options !== 'object' || options === null) {
     throw new ConfigError('options', 'createChain needs an options object with at least a model');
   }
-  const tools = options.tools ?? [];
+  // The registry validates `tools` (an array of defined tools, unique names) before anything reads them.
+  const local = new LocalToolRegistry(options.tools ?? []);
+  const tools = local.list();
   const config: ChainConfig = chainConfig(options as ChainOptions<unknown>, tools);
-  const local = new LocalToolRegistry(tools);
   // SPEC C6: the schema an answer is checked against comes from outputSchema, or else from a
   // json_schema responseFormat; json_object only requires the answer to hold JSON.
   const format = options.responseFormat;
@@ -132,11 +153,32 @@ export function createChain<T = string>(options: ChainOptions<T>): Chain<T> {
   const { model } = options;
   let remote = options.remote;
 
-  // Text deltas go to the run that asked for them (stream()); found by the run's actor system.
-  const partListeners = new WeakMap<
-    AnyActorSystem,
-    (part: StreamPart, iteration: number) => void
-  >();
+  // What a run owns besides its JSON context: its tools (open streams), the controller that
+  // aborts its effects, and where its text deltas go (stream()). Found by the run's actor
+  // system; run() creates them and disposes of them however the run ends, since XState does
+  // not stop an errored actor's children.
+  interface RunResources {
+    readonly controller: AbortController;
+    readonly tools: RunTools;
+    readonly onPart: PartListener | undefined;
+  }
+  const resources = new WeakMap<AnyActorSystem, RunResources>();
+  const newResources = (onPart?: PartListener): RunResources => {
+    const controller = new AbortController();
+    setMaxListeners(0, controller.signal); // every concurrent tool call listens to it
+    const tools = new RunTools({
+      local,
+      remote: () => remote,
+      concurrency: options.toolConcurrency,
+      timeoutMs: options.toolTimeoutMs,
+      streamBatchSize: options.streamBatchSize ?? 5,
+    });
+    return { controller, tools, onPart };
+  };
+  const dispose = (run: RunResources) => {
+    run.controller.abort(RUN_ENDED);
+    return run.tools.close();
+  };
 
   async function callModel(
     input: CallModelInput,
@@ -164,16 +206,10 @@ export function createChain<T = string>(options: ChainOptions<T>): Chain<T> {
   // answers with its `.done` / `.error` event. It owns the run's tools (open streams) and an
   // AbortController that stopping the run (final state, ABORT) aborts.
   const effects = fromCallback<ChainEffectRequest>(({ sendBack, receive, system }) => {
-    const controller = new AbortController();
-    setMaxListeners(0, controller.signal); // every concurrent tool call listens to it
-    const tools = new RunTools({
-      local,
-      remote: () => remote,
-      concurrency: options.toolConcurrency,
-      timeoutMs: options.toolTimeoutMs,
-      streamBatchSize: options.streamBatchSize ?? 5,
-    });
-    const onPart = partListeners.get(system);
+    // A chain invoked from an app's machine has no run() around it: it owns its resources.
+    const owned = resources.get(system) ? undefined : newResources();
+    const run = (resources.get(system) ?? owned) as RunResources;
+    const { controller, tools, onPart } = run;
     const answer = (type: ChainEffectRequest['type'], work: () => Promise<unknown>) => {
       work().then(
         (output) => {
@@ -196,8 +232,7 @@ export function createChain<T = string>(options: ChainOptions<T>): Chain<T> {
       }
     });
     return () => {
-      controller.abort(RUN_ENDED);
-      void tools.close();
+      void dispose(run);
     };
   });
 
@@ -206,22 +241,31 @@ export function createChain<T = string>(options: ChainOptions<T>): Chain<T> {
   async function validate(text: string): Promise<ValidationOutcome> {
     let value: unknown = text;
     if (structured) {
-      const found = extractJson(text);
-      if (!found) {
+      // The first JSON value in the answer that passes the schema; else the first one's errors.
+      let firstIssues: string[] | undefined;
+      let found = false;
+      for (const candidate of jsonCandidates(text)) {
+        const checked = await structured.validate(candidate);
+        if (checked.ok) {
+          value = checked.value;
+          found = true;
+          break;
+        }
+        firstIssues ??= checked.issues;
+      }
+      if (!found && !firstIssues) {
         return {
           ok: false,
           message:
             'Your answer contains no JSON value. Answer with only the JSON value the schema describes.',
         };
       }
-      const checked = await structured.validate(found.value);
-      if (!checked.ok) {
+      if (!found) {
         return {
           ok: false,
-          message: `Your JSON does not match the schema:\n${checked.issues.map((i) => `- ${i}`).join('\n')}\nAnswer again with corrected JSON only.`,
+          message: `Your JSON does not match the schema:\n${(firstIssues ?? []).map((i) => `- ${i}`).join('\n')}\nAnswer again with corrected JSON only.`,
         };
       }
-      value = checked.value;
     }
     if (options.validateResult) {
       const verdict = await options.validateResult(value as T);
@@ -249,19 +293,39 @@ export function createChain<T = string>(options: ChainOptions<T>): Chain<T> {
       input: input(runInput),
       ...(runOptions.inspect && { inspect: runOptions.inspect }),
     });
-    if (onPart) partListeners.set(actor.system, onPart);
+    const runResources = newResources(onPart);
+    resources.set(actor.system, runResources);
     const { signal } = runOptions;
     const onAbort = () => actor.send({ type: 'ABORT', reason: reasonText(signal?.reason) });
     signal?.addEventListener('abort', onAbort, { once: true });
-    const subscription = onSnapshot ? actor.subscribe(onSnapshot) : undefined;
+    const subscription = onSnapshot
+      ? actor.subscribe({ next: onSnapshot, error: () => {} })
+      : undefined;
     try {
       const done = toPromise(actor);
       actor.start();
       if (signal?.aborted) onAbort();
       return await done;
+    } catch (error) {
+      // The machine itself threw (a bug, or a provided action that failed): still a typed
+      // error that keeps what the run had done.
+      const { context } = actor.getSnapshot();
+      const partial = {
+        transcript: context.transcript.toArray(),
+        usage: context.usage,
+        steps: context.steps,
+      };
+      throw new ChainError(
+        `The chain machine failed: ${error instanceof Error ? error.message : String(error)}`,
+        {
+          cause: error,
+          partial,
+        },
+      );
     } finally {
       signal?.removeEventListener('abort', onAbort);
       subscription?.unsubscribe();
+      await dispose(runResources);
     }
   }
 
@@ -272,7 +336,14 @@ export function createChain<T = string>(options: ChainOptions<T>): Chain<T> {
       return settle<T>(await run(runInput, runOptions));
     },
     stream(runInput, runOptions = {}) {
-      const queue = new EventQueue<ChainStreamEvent>();
+      // Breaking out of the loop stops the run: nobody would read what it spends tokens on.
+      const stop = new AbortController();
+      const outer = runOptions.signal;
+      if (outer?.aborted) stop.abort(outer.reason);
+      else outer?.addEventListener('abort', () => stop.abort(outer.reason), { once: true });
+      const queue = new EventQueue<ChainStreamEvent>(() =>
+        stop.abort('the stream was closed by its reader'),
+      );
       let last:
         | { value: string; steps: number; warned: { iterations: boolean; tokens: boolean } }
         | undefined;
@@ -300,7 +371,7 @@ export function createChain<T = string>(options: ChainOptions<T>): Chain<T> {
         if (part.type === 'text-delta')
           queue.push({ type: 'text-delta', delta: part.delta, iteration });
       };
-      run(runInput, runOptions, onPart, onSnapshot).then(
+      run(runInput, { ...runOptions, signal: stop.signal }, onPart, onSnapshot).then(
         (output) => {
           queue.push({ type: 'final', output });
           if (output.status === 'failed') queue.end(errorOf(output));
@@ -399,5 +470,3 @@ function reasonText(reason: unknown): string | undefined {
   if (reason instanceof Error) return reason.name === 'AbortError' ? undefined : reason.message;
   return String(reason);
 }
-
-export type { ModelResponse };

@@ -1,8 +1,15 @@
 /**
  * A push-to-pull bridge: producers `push` events as they happen, one consumer iterates them.
- * `end(error?)` finishes the iteration, rethrowing `error` after the queued events.
+ * `end(error?)` finishes the iteration, rethrowing `error` after the queued events. A consumer
+ * that stops early (`break`) calls `onReturn`, so the producer can stop too.
  */
 export class EventQueue<T> implements AsyncIterable<T> {
+  readonly #onReturn: (() => void) | undefined;
+
+  constructor(onReturn?: () => void) {
+    this.#onReturn = onReturn;
+  }
+
   readonly #items: T[] = [];
   #waiting: ((result: IteratorResult<T>) => void) | undefined;
   #failWaiting: ((error: unknown) => void) | undefined;
@@ -48,6 +55,13 @@ export class EventQueue<T> implements AsyncIterable<T> {
           this.#waiting = resolve;
           this.#failWaiting = reject;
         });
+      },
+      return: () => {
+        if (!this.#ended) this.#onReturn?.();
+        this.#ended = true;
+        this.#items.length = 0;
+        this.#error = undefined;
+        return Promise.resolve({ value: undefined, done: true });
       },
     };
   }

@@ -55,7 +55,9 @@ export class RunTools {
   /** Signal links of calls whose result is a stream: kept until the stream closes. */
   readonly #links = new Map<string, StreamLink>();
   readonly #limit: ((fn: () => Promise<ToolResult>) => Promise<ToolResult>) | undefined;
-  #remoteTools: { remote: RemoteToolExecutor; specs: Promise<readonly ToolSpec[]> } | undefined;
+  #remoteTools:
+    | { remote: RemoteToolExecutor; specs: Promise<readonly ToolSpec[] | undefined> }
+    | undefined;
   #step = 0;
   readonly #localSpecs: readonly ToolSpec[];
 
@@ -112,13 +114,45 @@ export class RunTools {
   ): Promise<readonly ToolSpec[]> {
     if (!remote) return [];
     if (this.#remoteTools?.remote !== remote) {
-      // A remote that cannot list its tools offers none: the local registry answers instead.
-      const specs = Promise.resolve()
-        .then(() => remote.listTools({ signal }))
-        .catch(() => []);
+      const specs = this.#listRemoteTools(remote, signal);
       this.#remoteTools = { remote, specs };
+      // A failed or late listing is not kept: the next step asks again.
+      specs.then((listed) => {
+        if (listed === undefined && this.#remoteTools?.specs === specs)
+          this.#remoteTools = undefined;
+      });
     }
-    return this.#remoteTools.specs;
+    return (await this.#remoteTools.specs) ?? [];
+  }
+
+  /**
+   * What the remote listed when the model was last asked: the tools the model could have
+   * called on it. Never starts a listing, so a call does not wait on a slow remote.
+   */
+  async #knownRemoteSpecs(remote: RemoteToolExecutor): Promise<readonly ToolSpec[]> {
+    return this.#remoteTools?.remote === remote ? ((await this.#remoteTools.specs) ?? []) : [];
+  }
+
+  /**
+   * The remote's tools, or undefined when it fails, or does not answer within toolTimeoutMs
+   * (or before the run ends): the local registry answers instead of a run that waits forever.
+   */
+  async #listRemoteTools(
+    remote: RemoteToolExecutor,
+    signal: AbortSignal,
+  ): Promise<readonly ToolSpec[] | undefined> {
+    const { timeoutMs } = this.#options;
+    const deadline = timeoutMs === undefined ? undefined : deadlineAfter(timeoutMs);
+    try {
+      const listing = Promise.resolve().then(() => remote.listTools({ signal }));
+      const raced = deadline ? Promise.race([listing, deadline.reached]) : listing;
+      const listed = await raceAbort(raced, signal);
+      return listed === ABORTED || listed === DEADLINE ? undefined : listed;
+    } catch {
+      return undefined;
+    } finally {
+      deadline?.clear();
+    }
   }
 
   async #runOne(call: ToolCall, runSignal: AbortSignal): Promise<ToolResult> {
@@ -163,7 +197,7 @@ export class RunTools {
   async #dispatch(call: ToolCall, signal: AbortSignal): Promise<ToolResult> {
     const { local } = this.#options;
     const remote = this.#options.remote();
-    if (remote && (await this.#remoteSpecs(remote, signal)).some((t) => t.name === call.name)) {
+    if (remote && (await this.#knownRemoteSpecs(remote)).some((t) => t.name === call.name)) {
       const fail = (error: string): ToolResult => ({
         toolCallId: call.id,
         name: call.name,
