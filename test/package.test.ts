@@ -37,7 +37,7 @@ describe('the built package', () => {
       const fs = await import('node:fs');
       const pkg = JSON.parse(fs.readFileSync('package.json', 'utf8'));
       console.log(JSON.stringify({
-        core: ['compileTurn', 'defineTool', 'LocalToolRegistry', 'Transcript', 'ModelError'].filter((k) => typeof core[k] === 'function'),
+        core: ['compileTurn', 'createChain', 'defineTool', 'LocalToolRegistry', 'Transcript', 'ModelError'].filter((k) => typeof core[k] === 'function'),
         testing: Object.keys(testing).sort(),
         types: Object.values(pkg.exports).map((e) => fs.existsSync(e.types)),
       }));`;
@@ -45,6 +45,7 @@ describe('the built package', () => {
     const seen = JSON.parse(stdout);
     expect(seen.core).toEqual([
       'compileTurn',
+      'createChain',
       'defineTool',
       'LocalToolRegistry',
       'Transcript',
