@@ -45,7 +45,10 @@ export interface ChainConfig {
   readonly maxIterations: number;
   readonly maxTokens: number;
   readonly warnings: { readonly iterations?: ChainWarning; readonly tokens?: ChainWarning };
-  /** Added as a system note after a step's tool results; `always` or only when a stream opened. */
+  /**
+   * A system note added after a step's tool results (SPEC C5 says before them; providers
+   * require results right after their calls), on every tool step or only when a stream opened.
+   */
   readonly toolResponseInstructions?: {
     readonly text: string;
     readonly when: 'always' | 'streams';

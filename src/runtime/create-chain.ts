@@ -106,14 +106,16 @@ export interface Chain<T> {
   input(run: string | ChainRunInput): ChainInput;
   invoke(input: string | ChainRunInput, options?: ChainRunOptions): Promise<ChainResult<T>>;
   stream(input: string | ChainRunInput, options?: ChainRunOptions): AsyncIterable<ChainStreamEvent>;
-  /** Routes tool calls to a remote executor first (SPEC C10); takes effect at the next step. */
+  /** Routes tool calls to a remote executor first (SPEC C10), from the next model call on, in running runs too. */
   connect(remote: RemoteToolExecutor): void;
   disconnect(): void;
 }
 
 /**
  * Builds a chain (SPEC C): validates every option at once (ConfigError naming it), provides
- * the chain machine's actors, and runs it. All policy lives in machines/chain.ts.
+ * the chain machine's effects, and runs it. What happens next (think, run tools, warn,
+ * correct, stop) is decided by machines/chain.ts; this file only performs the effects, and
+ * words the corrections that validation sends back.
  */
 export function createChain<T>(
   options: ChainOptions<T> & { readonly outputSchema: StandardSchema<T> },

@@ -12,7 +12,7 @@ export const STOP_STREAM_TOOL = 'stop_stream';
 
 export interface RunToolsOptions {
   readonly local: LocalToolRegistry;
-  /** Read at every step, so a remote connected or disconnected mid-run takes effect at once. */
+  /** Read at every model call and tool step, so connecting mid-run takes effect at the next one. */
   readonly remote: () => RemoteToolExecutor | undefined;
   /** At most this many calls of one step run at once; undefined: all at once. */
   readonly concurrency: number | undefined;
