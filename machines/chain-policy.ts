@@ -1,5 +1,4 @@
 import type { ToolCall, ToolResult } from '../src/messages.js';
-import type { Usage } from '../src/usage.js';
 
 // The chain's policy as tiny pure predicates. The machine's named guards call these; tests
 // and graph properties can call them too. Nothing here waits or does IO.
@@ -14,13 +13,13 @@ export function isOverIterationLimit(iterations: number, maxIterations: number):
 }
 
 /** Over the run's budget: spent strictly more than `maxTokens`. */
-export function isOverTokenLimit(used: Usage, maxTokens: number): boolean {
-  return used.totalTokens > maxTokens;
+export function isOverTokenLimit(totalTokens: number, maxTokens: number): boolean {
+  return totalTokens > maxTokens;
 }
 
 /** Room for another model call: a run that has spent its whole budget cannot think again. */
-export function hasTokenBudget(used: Usage, maxTokens: number): boolean {
-  return used.totalTokens < maxTokens;
+export function hasTokenBudget(totalTokens: number, maxTokens: number): boolean {
+  return totalTokens < maxTokens;
 }
 
 /**
@@ -85,6 +84,7 @@ export function planDuplicateCalls(
  * the machine stays replayable.
  */
 export function withUniqueIds(calls: readonly ToolCall[], generation: number): readonly ToolCall[] {
+  if (calls.length === 0 || (calls.length === 1 && calls[0]?.id)) return calls;
   const seen = new Set<string>();
   let changed = false;
   const fixed = calls.map((call, index) => {

@@ -189,16 +189,20 @@ function settledTranscript(context: ChainContext): Transcript {
   return reduceTurnContext(context.transcript, context.pending, context.snapshot).transcript;
 }
 
-/** The usage once this event's model response is counted (guards run before actions). */
-function usageAfter(context: ChainContext, event: ChainEvent): Usage {
-  return event.type === 'callModel.done'
-    ? addUsage(context.usage, event.output.usage)
-    : context.usage;
+/** Tokens spent once this event's model response is counted (guards run before actions). */
+function tokensAfter(context: ChainContext, event: ChainEvent): number {
+  return (
+    context.usage.totalTokens +
+    (event.type === 'callModel.done' ? event.output.usage.totalTokens : 0)
+  );
 }
 
-/** The tool calls the machine is deciding on: this event's response's, or the recorded ones. */
-function toolCallsAfter(context: ChainContext, event: ChainEvent): readonly ToolCall[] {
-  return event.type === 'callModel.done' ? responseToolCalls(event.output) : context.toolCalls;
+/** Whether the response being decided on asks for tools: this event's, or the recorded one. */
+function hasCallsAfter(context: ChainContext, event: ChainEvent): boolean {
+  // Checked without building the call list: guards run on every model answer.
+  return event.type === 'callModel.done'
+    ? event.output.content.some((part) => part.type === 'tool-call')
+    : context.toolCalls.length > 0;
 }
 
 function failure(code: ChainFailure['code'], message: string, cause?: unknown): ChainFailure {
@@ -226,13 +230,13 @@ export const chainMachine = setup({
     isOverIterationLimit: ({ context }) =>
       isOverIterationLimit(context.iterations, context.config.maxIterations),
     isOverTokenLimit: ({ context, event }) =>
-      isOverTokenLimit(usageAfter(context, event), context.config.maxTokens),
+      isOverTokenLimit(tokensAfter(context, event), context.config.maxTokens),
     canThink: ({ context }) =>
       !isOverIterationLimit(context.iterations, context.config.maxIterations) &&
-      hasTokenBudget(context.usage, context.config.maxTokens),
+      hasTokenBudget(context.usage.totalTokens, context.config.maxTokens),
     canFail: ({ context }) =>
       isOverIterationLimit(context.iterations, context.config.maxIterations) ||
-      !hasTokenBudget(context.usage, context.config.maxTokens),
+      !hasTokenBudget(context.usage.totalTokens, context.config.maxTokens),
     shouldWarnIterations: ({ context }) => {
       const warning = context.config.warnings.iterations;
       return (
@@ -249,7 +253,7 @@ export const chainMachine = setup({
         context.usage.totalTokens >= warningPoint(context.config.maxTokens, warning.threshold)
       );
     },
-    hasToolCalls: ({ context, event }) => toolCallsAfter(context, event).length > 0,
+    hasToolCalls: ({ context, event }) => hasCallsAfter(context, event),
     // `doing` is unreachable once the generations reach maxIterations (SPEC D3): the calls of
     // the last allowed generation are not run, because no generation could read their results.
     canDo: and(['hasToolCalls', not('isOverIterationLimit')]),
@@ -387,7 +391,7 @@ export const chainMachine = setup({
     failOnTokenLimit: assign({ failure: ({ context }) => tokenLimitFailure(context) }),
     failOnLimits: assign({
       failure: ({ context }) =>
-        !hasTokenBudget(context.usage, context.config.maxTokens)
+        !hasTokenBudget(context.usage.totalTokens, context.config.maxTokens)
           ? tokenLimitFailure(context)
           : iterationLimitFailure(context),
     }),
