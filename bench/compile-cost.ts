@@ -6,7 +6,7 @@ import {
   type PromptContract,
   userMessage,
 } from 'statecraft';
-import { fmt, medianMicros, type Row } from './measure.js';
+import { fmt, median, medianMicros, type Row } from './measure.js';
 
 // Compile cost per turn over a whole run: one turn = the model asks for one tool, the tool
 // answers, and the next request is compiled. If compiling copied the transcript, the cost
@@ -56,19 +56,35 @@ function cloningRun(turns: readonly ContextMutation[][]): void {
 
 export async function compileCostRows(): Promise<Row[]> {
   const rows: Row[] = [];
-  const perTurn: Record<number, number> = {};
+  const sizes = [10, 100, 1000] as const;
+  const runs = new Map(
+    sizes.map((n) => [n, Array.from({ length: n }, (_, i) => turnMutations(i))]),
+  );
   // Warm the JIT on the longest run first, so the short runs are not measured half-compiled.
-  const warm = Array.from({ length: 1000 }, (_, i) => turnMutations(i));
-  for (let i = 0; i < 20; i++) compileRun(warm);
-  for (const n of [10, 100, 1000]) {
-    const turns = Array.from({ length: n }, (_, i) => turnMutations(i));
-    const samples = n >= 1000 ? 31 : 301;
-    perTurn[n] = (await medianMicros(() => compileRun(turns), samples)) / n;
-    rows.push({ measure: `compileTurn, µs per turn, ${n}-turn run`, value: fmt(perTurn[n]) });
+  for (let i = 0; i < 20; i++) compileRun(runs.get(1000) as ContextMutation[][]);
+  // Interleaved rounds, 1,000 turns per size per round, so a slow spell of a shared machine
+  // hits every size alike; each sample is one whole run, divided by its turns.
+  const samples = new Map<number, number[]>(sizes.map((n) => [n, []]));
+  for (let round = 0; round < 15; round++) {
+    for (const n of sizes) {
+      const turns = runs.get(n) as ContextMutation[][];
+      for (let i = 0; i < 1000 / n; i++) {
+        const start = process.hrtime.bigint();
+        compileRun(turns);
+        samples.get(n)?.push(Number(process.hrtime.bigint() - start) / 1000 / n);
+      }
+    }
+  }
+  const perTurn = new Map(sizes.map((n) => [n, median(samples.get(n) as number[])]));
+  for (const n of sizes) {
+    rows.push({
+      measure: `compileTurn, µs per turn, ${n}-turn run`,
+      value: fmt(perTurn.get(n) as number),
+    });
   }
   rows.push({
     measure: 'compileTurn, per-turn cost 1,000 vs 10 turns',
-    value: `${fmt((perTurn[1000] as number) / (perTurn[10] as number))}×`,
+    value: `${fmt((perTurn.get(1000) as number) / (perTurn.get(10) as number))}×`,
     note: '≈1× means total cost linear in turns',
   });
   for (const n of [10, 100, 1000]) {

@@ -11,7 +11,7 @@ import {
   toolResultMessage,
   userMessage,
 } from 'statecraft';
-import { fmt, medianMicros, type Row } from './measure.js';
+import { fmt, median, type Row } from './measure.js';
 import { echo, heapPerInFlightRun, STEPS, WorkloadModel } from './workload.js';
 
 // The floor every machine is compared with: a hand-written `while` tool loop over the
@@ -52,26 +52,46 @@ export const LOOPS = [
   ['while loop + compileTurn', compiledLoop],
 ] as const;
 
-export async function measureLoop(
-  name: string,
-  loop: (model: LanguageModel) => Promise<unknown>,
-): Promise<{ perStep: number; rows: Row[] }> {
+type Loop = (model: LanguageModel) => Promise<unknown>;
+
+/**
+ * µs per model step of each loop, interleaved: five rounds of 100 timed runs per loop, taking
+ * turns, so a slow spell of a shared machine hits every loop alike; the median of all of a
+ * loop's runs. Then heap per in-flight run, with 1,000 runs parked halfway.
+ */
+export async function measureLoops(
+  loops: readonly (readonly [string, Loop])[],
+): Promise<{ perStep: Map<string, number>; rows: Row[] }> {
   const model = new WorkloadModel();
-  const perStep = (await medianMicros(() => loop(model), 400)) / STEPS;
-  const kb = await heapPerInFlightRun(loop, 1000);
-  return {
-    perStep,
-    rows: [
+  const samples = new Map<string, number[]>(loops.map(([name]) => [name, []]));
+  for (const [, loop] of loops) for (let i = 0; i < 100; i++) await loop(model); // warm-up
+  for (let round = 0; round < 5; round++) {
+    for (const [name, loop] of loops) {
+      const times = samples.get(name) as number[];
+      for (let i = 0; i < 100; i++) {
+        const start = process.hrtime.bigint();
+        await loop(model);
+        times.push(Number(process.hrtime.bigint() - start) / 1000 / STEPS);
+      }
+    }
+  }
+  const perStep = new Map<string, number>();
+  const rows: Row[] = [];
+  for (const [name, loop] of loops) {
+    const micros = median(samples.get(name) as number[]);
+    perStep.set(name, micros);
+    rows.push(
       {
         measure: `${name}: µs per model step`,
-        value: fmt(perStep),
-        note: 'median of 400 runs, 11 steps each',
+        value: fmt(micros),
+        note: 'median of 500 runs, interleaved',
       },
       {
         measure: `${name}: heap KB per in-flight run`,
-        value: fmt(kb, 1),
+        value: fmt(await heapPerInFlightRun(loop, 1000), 1),
         note: '1,000 concurrent runs',
       },
-    ],
-  };
+    );
+  }
+  return { perStep, rows };
 }
