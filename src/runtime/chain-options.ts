@@ -96,13 +96,11 @@ function warning(
   return { prompt, threshold };
 }
 
-/** Validates every option, naming the first bad one, and derives the machine's config. */
+/** Validates every option, naming the first bad one, and derives the machine's config. `options` is an object (createChain checks). */
 export function chainConfig(
   options: ChainOptions<unknown>,
   tools: readonly AnyTool[],
 ): ChainConfig {
-  if (typeof options !== 'object' || options === null)
-    throw new ConfigError('options', 'must be an object');
   const model = options.model;
   if (!model || typeof model.generate !== 'function' || typeof model.stream !== 'function') {
     throw new ConfigError(

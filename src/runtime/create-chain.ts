@@ -428,7 +428,7 @@ function settle<T>(output: ChainOutput): ChainResult<T> {
 }
 
 /** Maps a failure's code to its error class, carrying the partial run. */
-export function errorOf(output: Extract<ChainOutput, { status: 'failed' }>): StatecraftError {
+function errorOf(output: Extract<ChainOutput, { status: 'failed' }>): StatecraftError {
   const { failure } = output;
   const partial: ChainPartialResult = {
     transcript: output.transcript.toArray(),

@@ -1,4 +1,5 @@
 import {
+  AbortError,
   ChainError,
   ConfigError,
   createChain,
@@ -13,6 +14,7 @@ import { ScriptedModel } from 'statecraft/testing';
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { thrownBy } from '../support/errors.js';
+import { partialOf, rejectionOf, toolMessages } from './helpers.js';
 
 // Regressions for what a code review of the chain runtime found (each failed before its fix).
 
@@ -24,15 +26,12 @@ const ping = defineTool({
 });
 
 /** A model answering with exactly these responses, ids as given (empty ids included). */
-function rawModel(responses: ModelResponse[]): LanguageModel & { calls: number } {
+function rawModel(responses: ModelResponse[]): LanguageModel {
   let calls = 0;
   return {
     specificationVersion: LANGUAGE_MODEL_VERSION,
     provider: 'raw',
     modelId: 'raw',
-    get calls() {
-      return calls;
-    },
     async generate() {
       const response = responses[calls++];
       if (!response) throw new Error('no more responses');
@@ -65,9 +64,7 @@ describe('chain review regressions', () => {
     const ids = assistant?.role === 'assistant' ? assistant.toolCalls.map((c) => c.id) : [];
     expect(new Set(ids).size).toBe(3);
     expect(ids.every(Boolean)).toBe(true);
-    const answered = run.transcript
-      .filter((m) => m.role === 'tool')
-      .map((m) => (m.role === 'tool' ? m.toolCallId : ''));
+    const answered = toolMessages(run.transcript).map((m) => m.toolCallId);
     expect(answered).toEqual(ids);
   });
 
@@ -79,15 +76,12 @@ describe('chain review regressions', () => {
       },
       { text: 'never asked' },
     ]);
-    const error = await createChain({ model, tools: [ping], maxTokens: 100 })
-      .invoke('go')
-      .then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-    expect(TokenLimitError.isInstance(error)).toBe(true);
+    const error = await rejectionOf(
+      TokenLimitError,
+      createChain({ model, tools: [ping], maxTokens: 100 }).invoke('go'),
+    );
     expect(model.callCount).toBe(1);
-    expect((error as TokenLimitError).partial?.transcript.at(-1)).toMatchObject({
+    expect(partialOf(error).transcript.at(-1)).toMatchObject({
       role: 'tool',
       output: 'pong',
     });
@@ -113,8 +107,7 @@ describe('chain review regressions', () => {
     ]);
     const run = await createChain({ model, tools: [once] }).invoke('go');
     expect(execute).toHaveBeenCalledTimes(1);
-    const results = run.transcript.filter((m) => m.role === 'tool');
-    expect(results.map((m) => (m.role === 'tool' ? m.success : null))).toEqual([true, false]);
+    expect(toolMessages(run.transcript).map((m) => m.success)).toEqual([true, false]);
   });
 
   it('stops the run when the stream reader breaks out of the loop', async () => {
@@ -142,13 +135,11 @@ describe('chain review regressions', () => {
     const model = new ScriptedModel([{ text: 'never asked' }]);
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 30);
-    const error = await createChain({ model, remote })
-      .invoke('go', { signal: controller.signal })
-      .then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-    expect((error as { code?: string }).code).toBe('ABORTED');
+    const error = await rejectionOf(
+      AbortError,
+      createChain({ model, remote }).invoke('go', { signal: controller.signal }),
+    );
+    expect(error.reason).toBe('cancelled');
   });
 
   it('answers with the local tools when the remote cannot list its own in time', async () => {
@@ -162,7 +153,7 @@ describe('chain review regressions', () => {
       { text: 'done' },
     ]);
     const run = await createChain({ model, remote, tools: [ping], toolTimeoutMs: 20 }).invoke('go');
-    expect(run.transcript.find((m) => m.role === 'tool')).toMatchObject({
+    expect(toolMessages(run.transcript)[0]).toMatchObject({
       output: 'pong',
       success: true,
     });
@@ -205,12 +196,8 @@ describe('chain review regressions', () => {
         throw new Error('validator exploded');
       },
     });
-    const error = await failing.invoke('go').then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(ChainError.isInstance(error)).toBe(true);
-    expect((error as ChainError).partial?.transcript.at(-1)).toMatchObject({
+    const error = await rejectionOf(ChainError, failing.invoke('go'));
+    expect(partialOf(error).transcript.at(-1)).toMatchObject({
       role: 'assistant',
       content: 'x',
     });
@@ -221,18 +208,8 @@ describe('chain review regressions', () => {
       callsOf(['a']),
       { content: null, usage, finishReason: answer.finishReason } as never,
     ]);
-    const error = await createChain({ model, tools: [ping] })
-      .invoke('go')
-      .then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-    expect(ChainError.isInstance(error)).toBe(true);
-    expect((error as ChainError).message).toContain('The chain machine failed');
-    expect((error as ChainError).partial?.transcript.map((m) => m.role)).toEqual([
-      'user',
-      'assistant',
-      'tool',
-    ]);
+    const error = await rejectionOf(ChainError, createChain({ model, tools: [ping] }).invoke('go'));
+    expect(error.message).toContain('The chain machine failed');
+    expect(partialOf(error).transcript.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
   });
 });
