@@ -98,6 +98,16 @@ export class ChainError extends StatecraftError {
   static override readonly code: string = 'CHAIN_ERROR';
 }
 
+/** A run outlived its `timeout`. What it finished before the deadline is in `partial`. */
+export class TimeoutError extends StatecraftError {
+  static override readonly code: string = 'TIMEOUT';
+  readonly timeoutMs: number;
+  constructor(timeoutMs: number, message: string, options?: StatecraftErrorOptions) {
+    super(message, options);
+    this.timeoutMs = timeoutMs;
+  }
+}
+
 /** A transcript or mutation list breaks tool-call linkage or another structural rule. */
 export class TranscriptError extends StatecraftError {
   static override readonly code: string = 'TRANSCRIPT_INVALID';

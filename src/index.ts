@@ -25,6 +25,22 @@ export {
 } from '../machines/chain.js';
 export { callKey, isDuplicateCall, warningPoint } from '../machines/chain-policy.js';
 export {
+  type ExecuteEvent,
+  type ExecuteInput,
+  type PlannedRound,
+  type PlanOutcome,
+  type RespondInput,
+  type ResponseOutcome,
+  type StopReason,
+  type ToolLoopConfig,
+  type ToolLoopContext,
+  type ToolLoopEvent,
+  type ToolLoopFailure,
+  type ToolLoopInput,
+  type ToolLoopOutput,
+  toolLoopMachine,
+} from '../machines/tool-loop.js';
+export {
   type CompiledTurn,
   type CompileTurnInput,
   compileTurn,
@@ -75,6 +91,7 @@ export {
   ProtocolError,
   StatecraftError,
   type StatecraftErrorOptions,
+  TimeoutError,
   TokenLimitError,
   TranscriptError,
 } from './errors.js';
@@ -126,10 +143,38 @@ export {
   type ChainStreamEvent,
   createChain,
 } from './runtime/create-chain.js';
+export {
+  createToolLoop,
+  type ToolLoop,
+  type ToolLoopPartialResult,
+  type ToolLoopResult,
+  type ToolLoopRunInput,
+  type ToolLoopRunOptions,
+  type ToolLoopStreamEvent,
+} from './runtime/create-tool-loop.js';
 export { STOP_STREAM_TOOL } from './runtime/run-tools.js';
+export type { Planner, Responder, ToolLoopOptions } from './runtime/tool-loop-options.js';
 export { toJsonSchema } from './schema.js';
 export { extractJson, jsonCandidates } from './structured/extract-json.js';
 export type { OutputSchema, StandardSchema } from './structured/output-schema.js';
+export {
+  type Convergence,
+  converge,
+  QUOTE_SOURCES_INSTRUCTION,
+  toActionResults,
+} from './tool-loop/converge.js';
+export {
+  type NextAction,
+  normalizePlan,
+  type Plan,
+  type ToolCommand,
+} from './tool-loop/plan.js';
+export {
+  type PlannerContext,
+  plannerMessages,
+  planResponseFormat,
+} from './tool-loop/planner-context.js';
+export type { ToolExecutionRecord } from './tool-loop/records.js';
 export {
   type AnyTool,
   defineTool,

@@ -5,6 +5,7 @@ import type { JsonSchema, LanguageModel, ResponseFormat } from '../model/languag
 import type { StandardSchema } from '../structured/output-schema.js';
 import type { AnyTool } from '../tools/define-tool.js';
 import type { RemoteToolExecutor } from '../tools/remote-executor.js';
+import { checkModel, integerAtLeast, optionalPositive } from './option-checks.js';
 
 /** The seed's default note for tool results (SPEC C5). */
 export const DEFAULT_TOOL_RESPONSE_INSTRUCTIONS =
@@ -56,25 +57,6 @@ export interface ChainOptions<T = string> {
   };
 }
 
-function positiveInteger(option: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw new ConfigError(option, `must be an integer >= 1; got ${String(value)}`);
-  }
-  return value;
-}
-
-function optionalPositive(option: string, value: unknown, integer: boolean): number | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'number' || !(value > 0) || (integer && !Number.isInteger(value))) {
-    throw new ConfigError(
-      option,
-      `must be ${integer ? 'an integer' : 'a number'} > 0; got ${String(value)}`,
-    );
-  }
-  return value;
-}
-
 function warning(
   kind: 'iterations' | 'tokens',
   prompt: string | undefined,
@@ -101,24 +83,12 @@ export function chainConfig(
   options: ChainOptions<unknown>,
   tools: readonly AnyTool[],
 ): ChainConfig {
-  const model = options.model;
-  if (!model || typeof model.generate !== 'function' || typeof model.stream !== 'function') {
-    throw new ConfigError(
-      'model',
-      'must be a LanguageModel (generate and stream), e.g. new ScriptedModel([...])',
-    );
-  }
-  if (model.specificationVersion !== 'v1') {
-    throw new ConfigError(
-      'model',
-      `implements LanguageModel ${String(model.specificationVersion)}; this runtime needs v1`,
-    );
-  }
-  const maxIterations = positiveInteger('maxIterations', options.maxIterations, 10);
-  const maxTokens = positiveInteger('maxTokens', options.maxTokens, 128_000);
+  checkModel('model', options.model);
+  const maxIterations = integerAtLeast('maxIterations', options.maxIterations, 1, 10);
+  const maxTokens = integerAtLeast('maxTokens', options.maxTokens, 1, 128_000);
   optionalPositive('toolConcurrency', options.toolConcurrency, true);
   optionalPositive('toolTimeoutMs', options.toolTimeoutMs, false);
-  positiveInteger('streamBatchSize', options.streamBatchSize, 5);
+  integerAtLeast('streamBatchSize', options.streamBatchSize, 1, 5);
   if (options.validateResult !== undefined && typeof options.validateResult !== 'function') {
     throw new ConfigError(
       'validateResult',

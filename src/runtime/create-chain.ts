@@ -14,7 +14,6 @@ import {
   type ChainConfig,
   type ChainEffectRequest,
   type ChainEvent,
-  type ChainFailure,
   type ChainInput,
   type ChainOutput,
   type ChainStep,
@@ -26,7 +25,6 @@ import {
   AbortError,
   ChainError,
   ConfigError,
-  ModelError,
   type PartialResult,
   ProtocolError,
   type StatecraftError,
@@ -51,6 +49,7 @@ import type { RemoteToolExecutor } from '../tools/remote-executor.js';
 import type { Usage } from '../usage.js';
 import { type ChainOptions, chainConfig } from './chain-options.js';
 import { EventQueue } from './event-queue.js';
+import { modelCallError, reasonText } from './run-errors.js';
 import { RunTools } from './run-tools.js';
 
 export interface ChainRunInput {
@@ -445,30 +444,8 @@ function errorOf(output: Extract<ChainOutput, { status: 'failed' }>): Statecraft
     case 'ABORTED':
       return new AbortError(failure.message, options);
     case 'MODEL_ERROR':
-      return modelError(failure, options);
+      return modelCallError(failure.message, failure.cause, options);
     case 'CHAIN_ERROR':
       return new ChainError(failure.message, options);
   }
-}
-
-function modelError(
-  failure: ChainFailure,
-  options: { partial: ChainPartialResult; cause?: unknown },
-): StatecraftError {
-  const cause = failure.cause;
-  if (AbortError.isInstance(cause)) return new AbortError(failure.message, options);
-  if (ModelError.isInstance(cause)) {
-    return new ModelError(failure.message, {
-      ...options,
-      retryable: cause.retryable,
-      ...(cause.status !== undefined && { status: cause.status }),
-    });
-  }
-  return new ModelError(failure.message, options);
-}
-
-function reasonText(reason: unknown): string | undefined {
-  if (reason === undefined) return undefined;
-  if (reason instanceof Error) return reason.name === 'AbortError' ? undefined : reason.message;
-  return String(reason);
 }

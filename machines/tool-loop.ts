@@ -1,0 +1,447 @@
+import { and, assign, type EventObject, fromCallback, fromPromise, not, setup } from 'xstate';
+import type { ToolSpec } from '../src/model/language-model.js';
+import { type Convergence, converge } from '../src/tool-loop/converge.js';
+import { isRecord, normalizePlan, type Plan, type ToolCommand } from '../src/tool-loop/plan.js';
+import type { PlannerContext } from '../src/tool-loop/planner-context.js';
+import type { ToolExecutionRecord } from '../src/tool-loop/records.js';
+import { addUsage, type Usage, ZERO_USAGE } from '../src/usage.js';
+
+// The tool loop (seed 001): a planner plans a round of tool commands, an executor runs them
+// concurrently, rounds repeat until the planner answers or a stop condition holds (SPEC T7);
+// then the records converge into action results (T8) and an optional final response uses
+// them. Pure: the three actors that do IO — `plan`, `execute`, `respond` — are invoked with
+// explicit ids and supplied by the runtime (src/runtime/create-tool-loop.ts) or by tests.
+// Unlike the chain, each is invoked per state: a round costs at least one planner call, so
+// the ~75 µs of spawning an actor is noise here, and `xstate.done.actor.plan` is the plainest
+// event for the inspector and for path tests.
+
+/** Everything the machine decides with; fixed for a run. Plain JSON. */
+export interface ToolLoopConfig {
+  /** A hard bound on executed rounds (SPEC T2). */
+  readonly maxRounds: number;
+  /** Milliseconds for the whole loop, final response included; undefined: no limit. */
+  readonly timeout?: number;
+  /** How many times a round's planner may answer with something that is not a plan. */
+  readonly planRetries: number;
+  /** Whether a final response call follows the loop. */
+  readonly respond: boolean;
+}
+
+export interface ToolLoopInput {
+  readonly config: ToolLoopConfig;
+  readonly userInput: string;
+  readonly extraRequirement?: string;
+  /** The tools the planner may use; none means tools are off (SPEC T7). */
+  readonly availableTools: readonly ToolSpec[];
+}
+
+/** What the `plan` actor returns: the planner's raw answer, normalized by the machine. */
+export interface PlanOutcome {
+  /** The parsed plan as the planner wrote it; anything but an object is not a plan. */
+  readonly raw: unknown;
+  /** Why `raw` is missing, e.g. the answer held no JSON. */
+  readonly error?: string;
+  readonly usage: Usage;
+  /** True when the plan was decided from the first field of a stream (SPEC T5). */
+  readonly shortCircuited: boolean;
+}
+
+export interface ExecuteInput {
+  readonly roundIndex: number;
+  readonly commands: readonly ToolCommand[];
+}
+
+export interface RespondInput {
+  readonly userInput: string;
+  readonly extraRequirement: string;
+  /** Undefined when no tool ran: nothing is injected then (SPEC T8). */
+  readonly convergence: Convergence | undefined;
+}
+
+export interface ResponseOutcome {
+  readonly text: string;
+  /** The responder's result: a chain's validated result, else the text. */
+  readonly result: unknown;
+  readonly usage: Usage;
+}
+
+/** Why the loop stopped planning (SPEC T7). */
+export type StopReason = 'response' | 'no-commands' | 'tools-off' | 'max-rounds';
+
+export interface PlannedRound {
+  readonly roundIndex: number;
+  readonly plan: Plan;
+  readonly shortCircuited: boolean;
+}
+
+export interface ToolLoopFailure {
+  readonly code: 'TIMEOUT' | 'ABORTED' | 'PROTOCOL_ERROR' | 'MODEL_ERROR' | 'CHAIN_ERROR';
+  readonly message: string;
+  readonly cause?: unknown;
+  /** The timeout that was reached, for TIMEOUT. */
+  readonly limit?: number;
+}
+
+export interface ToolLoopContext {
+  readonly config: ToolLoopConfig;
+  readonly userInput: string;
+  readonly extraRequirement: string;
+  readonly availableTools: readonly ToolSpec[];
+  /** SPEC T2's round state. */
+  readonly donePlans: readonly ToolExecutionRecord[];
+  readonly lastRoundRecords: readonly ToolExecutionRecord[];
+  readonly roundIndex: number;
+  /** The records of the executing round, in the order they finished. */
+  readonly roundRecords: readonly {
+    readonly index: number;
+    readonly record: ToolExecutionRecord;
+  }[];
+  readonly plan: Plan | undefined;
+  readonly plans: readonly PlannedRound[];
+  /** Answers in this round that were not plans, and why the last one was not. */
+  readonly planAttempts: number;
+  readonly planError: string | undefined;
+  readonly usage: Usage;
+  readonly stopReason: StopReason | undefined;
+  readonly convergence: Convergence | undefined;
+  readonly response: ResponseOutcome | undefined;
+  readonly failure: ToolLoopFailure | undefined;
+}
+
+interface ToolLoopRunData {
+  readonly rounds: number;
+  readonly plans: readonly PlannedRound[];
+  /** Every record, including those of a round cut short by a timeout or abort. */
+  readonly toolLogs: readonly ToolExecutionRecord[];
+  readonly usage: Usage;
+}
+
+export type ToolLoopOutput =
+  | (ToolLoopRunData & {
+      readonly status: 'done';
+      readonly stopReason: StopReason;
+      /** `actionResults` and the extra instruction; undefined when no tool ran. */
+      readonly convergence: Convergence | undefined;
+      /** The final response, when the loop makes one. */
+      readonly response: ResponseOutcome | undefined;
+    })
+  | (ToolLoopRunData & { readonly status: 'failed'; readonly failure: ToolLoopFailure });
+
+export type ToolLoopEvent =
+  | { readonly type: 'ABORT'; readonly reason?: string }
+  | {
+      readonly type: 'execute.record';
+      readonly index: number;
+      readonly record: ToolExecutionRecord;
+    }
+  | { readonly type: 'execute.done'; readonly records: readonly ToolExecutionRecord[] }
+  | { readonly type: 'execute.error'; readonly error: unknown };
+
+/** Events the `execute` actor sends back to the loop. */
+export type ExecuteEvent = Extract<ToolLoopEvent, { type: `execute.${string}` }>;
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+export const toolLoopMachine = setup({
+  types: {
+    context: {} as ToolLoopContext,
+    input: {} as ToolLoopInput,
+    output: {} as ToolLoopOutput,
+    events: {} as ToolLoopEvent,
+  },
+  actors: {
+    // Placeholders: the runtime provides the real ones with machine.provide().
+    plan: fromPromise<PlanOutcome, PlannerContext>(async () => {
+      throw new Error('toolLoopMachine: provide the plan actor (createToolLoop does)');
+    }),
+    execute: fromCallback<EventObject, ExecuteInput>(() => {
+      throw new Error('toolLoopMachine: provide the execute actor (createToolLoop does)');
+    }),
+    respond: fromPromise<ResponseOutcome, RespondInput>(async () => {
+      throw new Error('toolLoopMachine: provide the respond actor (createToolLoop does)');
+    }),
+  },
+  delays: {
+    // Without a timeout the delayed event fires at once and `hasTimeout` ignores it.
+    loopTimeout: ({ context }) => context.config.timeout ?? 0,
+  },
+  guards: {
+    hasNoTools: ({ context }) => context.availableTools.length === 0,
+    isOverRoundLimit: ({ context }) => context.roundIndex >= context.config.maxRounds,
+    isMalformedPlan: (_, params: { outcome: PlanOutcome }) => !isRecord(params.outcome.raw),
+    // A malformed plan with attempts left: the planner is asked again, told what was wrong.
+    canRetryPlan: ({ context }, params: { outcome: PlanOutcome }) =>
+      !isRecord(params.outcome.raw) && context.planAttempts < context.config.planRetries,
+    wantsResponse: ({ context }) => context.plan?.nextAction !== 'execute',
+    hasNoCommands: ({ context }) => (context.plan?.executionCommands.length ?? 0) === 0,
+    shouldExecute: and([not('wantsResponse'), not('hasNoCommands')]),
+    shouldRespond: ({ context }) => context.config.respond,
+    hasTimeout: ({ context }) => context.config.timeout !== undefined,
+  },
+  actions: {
+    stopWith: assign((_, params: { reason: StopReason }) => ({ stopReason: params.reason })),
+    recordPlan: assign(({ context }, params: { outcome: PlanOutcome }) => {
+      const plan = normalizePlan(params.outcome.raw);
+      return {
+        plan,
+        plans: [
+          ...context.plans,
+          { roundIndex: context.roundIndex, plan, shortCircuited: params.outcome.shortCircuited },
+        ],
+        planAttempts: 0,
+        planError: undefined,
+        usage: addUsage(context.usage, params.outcome.usage),
+      };
+    }),
+    // A malformed answer is data for the planner's next attempt, not a silent empty plan.
+    recordPlanError: assign(({ context }, params: { outcome: PlanOutcome }) => ({
+      planAttempts: context.planAttempts + 1,
+      planError: params.outcome.error ?? 'Your answer was not a JSON object.',
+      usage: addUsage(context.usage, params.outcome.usage),
+    })),
+    recordFinishedCommand: assign(
+      ({ context }, params: { index: number; record: ToolExecutionRecord }) => ({
+        roundRecords: [...context.roundRecords, params],
+      }),
+    ),
+    recordRound: assign(({ context }, params: { records: readonly ToolExecutionRecord[] }) => ({
+      donePlans: [...context.donePlans, ...params.records],
+      lastRoundRecords: params.records,
+      roundIndex: context.roundIndex + 1,
+      roundRecords: [],
+    })),
+    converge: assign({ convergence: ({ context }) => converge(context.donePlans) }),
+    recordResponse: assign(({ context }, params: { response: ResponseOutcome }) => ({
+      response: params.response,
+      usage: addUsage(context.usage, params.response.usage),
+    })),
+    fail: assign((_, params: { code: ToolLoopFailure['code']; error: unknown }) => ({
+      failure: { code: params.code, message: errorMessage(params.error), cause: params.error },
+    })),
+    failOnMalformedPlan: assign(({ context }, params: { outcome: PlanOutcome }) => ({
+      failure: {
+        code: 'PROTOCOL_ERROR' as const,
+        message: `The planner did not return a plan in round ${context.roundIndex + 1} after ${context.planAttempts + 1} attempt(s): ${params.outcome.error ?? 'the answer was not a JSON object'}`,
+      },
+      usage: addUsage(context.usage, params.outcome.usage),
+    })),
+    failOnTimeout: assign({
+      failure: ({ context }) => ({
+        code: 'TIMEOUT' as const,
+        message: `The tool loop did not finish within its timeout of ${context.config.timeout} ms (${context.roundIndex} round(s) executed)`,
+        limit: context.config.timeout,
+      }),
+    }),
+    failOnAbort: assign((_, params: { reason: string | undefined }) => ({
+      failure: {
+        code: 'ABORTED' as const,
+        message: params.reason
+          ? `The run was cancelled: ${params.reason}`
+          : 'The run was cancelled',
+      },
+    })),
+  },
+}).createMachine({
+  id: 'toolLoop',
+  context: ({ input }) => ({
+    config: input.config,
+    userInput: input.userInput,
+    extraRequirement: input.extraRequirement ?? '',
+    availableTools: input.availableTools,
+    donePlans: [],
+    lastRoundRecords: [],
+    roundIndex: 0,
+    roundRecords: [],
+    plan: undefined,
+    plans: [],
+    planAttempts: 0,
+    planError: undefined,
+    usage: ZERO_USAGE,
+    stopReason: undefined,
+    convergence: undefined,
+    response: undefined,
+    failure: undefined,
+  }),
+  initial: 'running',
+  on: {
+    ABORT: {
+      target: '.failed',
+      actions: { type: 'failOnAbort', params: ({ event }) => ({ reason: event.reason }) },
+    },
+  },
+  states: {
+    running: {
+      initial: 'nextRound',
+      after: {
+        loopTimeout: { guard: 'hasTimeout', target: 'failed', actions: 'failOnTimeout' },
+      },
+      states: {
+        // Before every planner call: the stop conditions that need no plan (SPEC T7).
+        nextRound: {
+          always: [
+            {
+              guard: 'hasNoTools',
+              target: 'converging',
+              actions: { type: 'stopWith', params: { reason: 'tools-off' } },
+            },
+            {
+              guard: 'isOverRoundLimit',
+              target: 'converging',
+              actions: { type: 'stopWith', params: { reason: 'max-rounds' } },
+            },
+            { target: 'planning' },
+          ],
+        },
+        planning: {
+          invoke: {
+            id: 'plan',
+            src: 'plan',
+            input: ({ context }): PlannerContext => ({
+              userInput: context.userInput,
+              extraRequirement: context.extraRequirement,
+              availableTools: context.availableTools,
+              donePlans: context.donePlans,
+              lastRoundResult: context.lastRoundRecords,
+              roundIndex: context.roundIndex,
+              maxRounds: context.config.maxRounds,
+              ...(context.planError !== undefined && { planError: context.planError }),
+            }),
+            onDone: [
+              {
+                guard: { type: 'canRetryPlan', params: ({ event }) => ({ outcome: event.output }) },
+                target: 'planning',
+                reenter: true,
+                actions: {
+                  type: 'recordPlanError',
+                  params: ({ event }) => ({ outcome: event.output }),
+                },
+              },
+              {
+                guard: {
+                  type: 'isMalformedPlan',
+                  params: ({ event }) => ({ outcome: event.output }),
+                },
+                target: '#toolLoop.failed',
+                actions: {
+                  type: 'failOnMalformedPlan',
+                  params: ({ event }) => ({ outcome: event.output }),
+                },
+              },
+              {
+                target: 'planned',
+                actions: { type: 'recordPlan', params: ({ event }) => ({ outcome: event.output }) },
+              },
+            ],
+            onError: {
+              target: '#toolLoop.failed',
+              actions: {
+                type: 'fail',
+                params: ({ event }) => ({ code: 'MODEL_ERROR', error: event.error }),
+              },
+            },
+          },
+        },
+        // The stop conditions a plan decides (SPEC T7). The round limit was checked in
+        // `nextRound`, so `executing` is unreachable once roundIndex reaches maxRounds (D3).
+        planned: {
+          always: [
+            { guard: 'shouldExecute', target: 'executing' },
+            {
+              guard: 'wantsResponse',
+              target: 'converging',
+              actions: { type: 'stopWith', params: { reason: 'response' } },
+            },
+            {
+              target: 'converging',
+              actions: { type: 'stopWith', params: { reason: 'no-commands' } },
+            },
+          ],
+        },
+        executing: {
+          invoke: {
+            id: 'execute',
+            src: 'execute',
+            input: ({ context }): ExecuteInput => ({
+              roundIndex: context.roundIndex,
+              commands: context.plan?.executionCommands ?? [],
+            }),
+          },
+          on: {
+            'execute.record': {
+              actions: {
+                type: 'recordFinishedCommand',
+                params: ({ event }) => ({ index: event.index, record: event.record }),
+              },
+            },
+            'execute.done': {
+              target: 'nextRound',
+              actions: { type: 'recordRound', params: ({ event }) => ({ records: event.records }) },
+            },
+            'execute.error': {
+              target: '#toolLoop.failed',
+              actions: {
+                type: 'fail',
+                params: ({ event }) => ({ code: 'CHAIN_ERROR', error: event.error }),
+              },
+            },
+          },
+        },
+        // SPEC T8: the records become action results, then the final response, if any.
+        converging: {
+          entry: 'converge',
+          always: [{ guard: 'shouldRespond', target: 'responding' }, { target: '#toolLoop.done' }],
+        },
+        responding: {
+          invoke: {
+            id: 'respond',
+            src: 'respond',
+            input: ({ context }): RespondInput => ({
+              userInput: context.userInput,
+              extraRequirement: context.extraRequirement,
+              convergence: context.convergence,
+            }),
+            onDone: {
+              target: '#toolLoop.done',
+              actions: {
+                type: 'recordResponse',
+                params: ({ event }) => ({ response: event.output }),
+              },
+            },
+            onError: {
+              target: '#toolLoop.failed',
+              actions: {
+                type: 'fail',
+                params: ({ event }) => ({ code: 'MODEL_ERROR', error: event.error }),
+              },
+            },
+          },
+        },
+      },
+    },
+    done: { type: 'final' },
+    failed: { type: 'final' },
+  },
+  output: ({ context }): ToolLoopOutput => {
+    const data: ToolLoopRunData = {
+      rounds: context.roundIndex,
+      plans: context.plans,
+      toolLogs: [...context.donePlans, ...finishedOfRound(context)],
+      usage: context.usage,
+    };
+    if (context.failure) return { ...data, status: 'failed', failure: context.failure };
+    return {
+      ...data,
+      status: 'done',
+      stopReason: context.stopReason ?? 'response',
+      convergence: context.convergence,
+      response: context.response,
+    };
+  },
+});
+
+/** The records of a round that did not finish, in command order. */
+function finishedOfRound(context: ToolLoopContext): ToolExecutionRecord[] {
+  return [...context.roundRecords].sort((a, b) => a.index - b.index).map((r) => r.record);
+}

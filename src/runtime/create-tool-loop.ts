@@ -1,0 +1,506 @@
+import { setMaxListeners } from 'node:events';
+import {
+  type ActorSystem,
+  createActor,
+  type EventObject,
+  fromCallback,
+  fromPromise,
+  type InspectionEvent,
+  type Observer,
+  type SnapshotFrom,
+  toPromise,
+} from 'xstate';
+import { LocalToolRegistry } from '../../adapters/tools/local-registry.js';
+import {
+  type ExecuteEvent,
+  type ExecuteInput,
+  type PlannedRound,
+  type PlanOutcome,
+  type RespondInput,
+  type ResponseOutcome,
+  type StopReason,
+  type ToolLoopConfig,
+  type ToolLoopFailure,
+  type ToolLoopInput,
+  type ToolLoopOutput,
+  toolLoopMachine,
+} from '../../machines/tool-loop.js';
+import {
+  AbortError,
+  ChainError,
+  ConfigError,
+  ModelError,
+  type PartialResult,
+  ProtocolError,
+  StatecraftError,
+  TimeoutError,
+} from '../errors.js';
+import { type Message, userMessage } from '../messages.js';
+import { ResponseCollector } from '../model/collect-stream.js';
+import type { ModelRequest, StreamPart } from '../model/language-model.js';
+import { responseText } from '../model/language-model.js';
+import { jsonCandidates } from '../structured/extract-json.js';
+import { readPlanStream } from '../tool-loop/instant-plan.js';
+import { isRecord, normalizePlan, type Plan } from '../tool-loop/plan.js';
+import {
+  type PlannerContext,
+  plannerMessages,
+  planResponseFormat,
+} from '../tool-loop/planner-context.js';
+import type { ToolExecutionRecord } from '../tool-loop/records.js';
+import { responseMessages } from '../tool-loop/response-messages.js';
+import { Transcript } from '../transcript.js';
+import { type Usage, ZERO_USAGE } from '../usage.js';
+import { EventQueue } from './event-queue.js';
+import { executeCommands } from './execute-commands.js';
+import { modelCallError, reasonText } from './run-errors.js';
+import { type ToolLoopOptions, toolLoopConfig } from './tool-loop-options.js';
+
+export interface ToolLoopRunInput {
+  readonly userInput: string;
+  /** A requirement the planner and the final response should meet (SPEC T3). */
+  readonly extraRequirement?: string;
+}
+
+export interface ToolLoopRunOptions {
+  /** Aborting ends the run with an AbortError; the planner, every running tool and the responder see it. */
+  readonly signal?: AbortSignal;
+  /** XState's inspection hook. */
+  readonly inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+}
+
+export interface ToolLoopResult {
+  readonly status: 'done';
+  /** The final response's text; undefined when the loop makes none (`respond: false`). */
+  readonly answer: string | undefined;
+  /** The final response's result: a chain responder's validated result, else the text. */
+  readonly result: unknown;
+  readonly stopReason: StopReason;
+  /** Rounds executed. */
+  readonly rounds: number;
+  /** Every round's normalized plan, the last one (which stopped the loop) included. */
+  readonly plans: readonly PlannedRound[];
+  /** Keyed by purpose (SPEC T8); {} when no tool ran. */
+  readonly actionResults: Readonly<Record<string, unknown>>;
+  /** The quote-your-sources instruction the response saw; undefined when no tool ran. */
+  readonly extraInstruction: string | undefined;
+  /** Every execution record, in round and command order. */
+  readonly toolLogs: readonly ToolExecutionRecord[];
+  /** Tokens spent by the planner and the final response. */
+  readonly usage: Usage;
+}
+
+export type ToolLoopStreamEvent =
+  | { readonly type: 'state'; readonly state: string }
+  | { readonly type: 'round-started'; readonly roundIndex: number }
+  | {
+      readonly type: 'commands-planned';
+      readonly roundIndex: number;
+      readonly plan: Plan;
+      readonly shortCircuited: boolean;
+    }
+  | {
+      readonly type: 'record';
+      readonly roundIndex: number;
+      /** The command's position in its round. */
+      readonly index: number;
+      readonly record: ToolExecutionRecord;
+    }
+  | { readonly type: 'text-delta'; readonly delta: string }
+  | { readonly type: 'final'; readonly output: ToolLoopOutput };
+
+/** A failed loop keeps what it did: the records so far, usage, and the machine's output. */
+export interface ToolLoopPartialResult extends PartialResult {
+  readonly toolLogs: readonly ToolExecutionRecord[];
+  readonly output: ToolLoopOutput;
+}
+
+export interface ToolLoop {
+  /** The machine with this loop's actors provided: invoke it from your own machines. */
+  readonly machine: typeof toolLoopMachine;
+  /** The input `machine` expects for a run. */
+  input(run: string | ToolLoopRunInput): ToolLoopInput;
+  invoke(input: string | ToolLoopRunInput, options?: ToolLoopRunOptions): Promise<ToolLoopResult>;
+  stream(
+    input: string | ToolLoopRunInput,
+    options?: ToolLoopRunOptions,
+  ): AsyncIterable<ToolLoopStreamEvent>;
+  /** One planning round, normalized, without executing anything. */
+  planOnly(input: string | ToolLoopRunInput, options?: ToolLoopRunOptions): Promise<Plan>;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: any actor system, whatever its actors.
+type AnyActorSystem = ActorSystem<any>;
+type ToolLoopSnapshot = SnapshotFrom<typeof toolLoopMachine>;
+
+/**
+ * Builds a tool loop (SPEC T): validates every option at once, provides the machine's
+ * `plan`, `execute` and `respond` actors, and runs it. Whether to plan again, execute, stop
+ * or respond is decided by machines/tool-loop.ts; this file performs the work.
+ */
+export function createToolLoop(options: ToolLoopOptions): ToolLoop {
+  if (typeof options !== 'object' || options === null) {
+    throw new ConfigError('options', 'createToolLoop needs an options object');
+  }
+  const registry = new LocalToolRegistry(options.tools ?? []);
+  const specs = registry.specs();
+  const config: ToolLoopConfig = toolLoopConfig(options, registry.list());
+  const { model, planner } = options;
+  const responseFormat = planResponseFormat(specs);
+  const instant = options.instant ?? true;
+  const respond = options.respond ?? model !== undefined;
+  // Where a run started by stream() sends the final response's text deltas.
+  const deltaListeners = new WeakMap<AnyActorSystem, (delta: string) => void>();
+
+  async function plan(context: PlannerContext, signal: AbortSignal): Promise<PlanOutcome> {
+    if (planner) {
+      const answer = await planner(context, { signal });
+      if (isAsyncIterable(answer)) return streamedPlan(textParts(answer), () => {});
+      if (typeof answer === 'string') return parsedPlan(answer, ZERO_USAGE);
+      return { raw: answer, usage: ZERO_USAGE, shortCircuited: false };
+    }
+    if (!model) throw new Error('unreachable: toolLoopConfig requires a model or a planner');
+    const request: ModelRequest = {
+      messages: Transcript.from(plannerMessages(context)),
+      responseFormat,
+    };
+    if (!instant) {
+      const response = await model.generate(request, { signal });
+      return parsedPlan(responseText(response), response.usage);
+    }
+    // Our own controller, so deciding early can cancel the provider call without ending the run.
+    const early = new AbortController();
+    const onAbort = () => early.abort(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await streamedPlan(model.stream(request, { signal: early.signal }), () =>
+        early.abort(DECIDED_EARLY),
+      );
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  const planActor = fromPromise<PlanOutcome, PlannerContext>(({ input, signal }) =>
+    plan(input, signal),
+  );
+
+  const executeActor = fromCallback<EventObject, ExecuteInput>(({ input, sendBack }) => {
+    const controller = new AbortController();
+    setMaxListeners(0, controller.signal); // every running tool listens to it
+    const send = (event: ExecuteEvent) => {
+      if (!controller.signal.aborted) sendBack(event);
+    };
+    executeCommands(input.commands, {
+      registry,
+      concurrency: options.concurrency,
+      signal: controller.signal,
+      idPrefix: `round${input.roundIndex + 1}`,
+      onRecord: (index, record) => send({ type: 'execute.record', index, record }),
+    }).then(
+      (records) => send({ type: 'execute.done', records }),
+      (error: unknown) => send({ type: 'execute.error', error }),
+    );
+    // Leaving `executing` (abort, timeout) cancels every tool still running.
+    return () => controller.abort(LOOP_LEFT);
+  });
+
+  const respondActor = fromPromise<ResponseOutcome, RespondInput>(
+    async ({ input, signal, system }) => {
+      const { userInput, extraRequirement, convergence } = input;
+      if (typeof respond === 'function') {
+        const text = await respond(
+          {
+            userInput,
+            extraRequirement,
+            actionResults: convergence?.actionResults ?? {},
+            extraInstruction: convergence?.extraInstruction,
+          },
+          { signal },
+        );
+        return { text: String(text), result: text, usage: ZERO_USAGE };
+      }
+      const messages = responseMessages(
+        userInput,
+        extraRequirement,
+        convergence,
+        options.instructions,
+      );
+      if (typeof respond === 'object') {
+        const answer = await respond.invoke({ messages }, { signal });
+        return { text: answer.text, result: answer.result, usage: answer.usage };
+      }
+      return respondWithModel(messages, signal, deltaListeners.get(system));
+    },
+  );
+
+  async function respondWithModel(
+    messages: Message[],
+    signal: AbortSignal,
+    onDelta: ((delta: string) => void) | undefined,
+  ): Promise<ResponseOutcome> {
+    if (!model) throw new Error('unreachable: toolLoopConfig requires a model to respond with');
+    const request: ModelRequest = { messages: Transcript.from(messages) };
+    let response: Awaited<ReturnType<typeof model.generate>>;
+    if (onDelta) {
+      const collector = new ResponseCollector();
+      for await (const part of model.stream(request, { signal })) {
+        if (part.type === 'text-delta') onDelta(part.delta);
+        collector.add(part);
+      }
+      response = collector.response();
+    } else {
+      response = await model.generate(request, { signal });
+    }
+    const text = responseText(response);
+    return { text, result: text, usage: response.usage };
+  }
+
+  const machine = toolLoopMachine.provide({
+    actors: { plan: planActor, execute: executeActor, respond: respondActor },
+  }) as typeof toolLoopMachine;
+
+  function input(run: string | ToolLoopRunInput): ToolLoopInput {
+    const runInput = typeof run === 'string' ? { userInput: run } : run;
+    if (typeof runInput?.userInput !== 'string') {
+      throw new TypeError('a tool loop run needs a userInput string');
+    }
+    return {
+      config,
+      userInput: runInput.userInput,
+      ...(runInput.extraRequirement !== undefined && {
+        extraRequirement: runInput.extraRequirement,
+      }),
+      availableTools: specs,
+    };
+  }
+
+  async function run(
+    runInput: string | ToolLoopRunInput,
+    runOptions: ToolLoopRunOptions,
+    onDelta?: (delta: string) => void,
+    onSnapshot?: (snapshot: ToolLoopSnapshot) => void,
+  ): Promise<ToolLoopOutput> {
+    const actor = createActor(machine, {
+      input: input(runInput),
+      ...(runOptions.inspect && { inspect: runOptions.inspect }),
+    });
+    if (onDelta) deltaListeners.set(actor.system, onDelta);
+    const { signal } = runOptions;
+    const onAbort = () => actor.send({ type: 'ABORT', reason: reasonText(signal?.reason) });
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const subscription = onSnapshot
+      ? actor.subscribe({ next: onSnapshot, error: () => {} })
+      : undefined;
+    try {
+      const done = toPromise(actor);
+      actor.start();
+      if (signal?.aborted) onAbort();
+      return await done;
+    } catch (error) {
+      // The machine itself threw (a bug, or a provided action that failed).
+      const { context } = actor.getSnapshot();
+      throw new ChainError(
+        `The tool loop machine failed: ${error instanceof Error ? error.message : String(error)}`,
+        {
+          cause: error,
+          partial: {
+            transcript: [userMessage(context.userInput)],
+            usage: context.usage,
+          },
+        },
+      );
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      subscription?.unsubscribe();
+      actor.stop();
+    }
+  }
+
+  return {
+    machine,
+    input,
+    async invoke(runInput, runOptions = {}) {
+      return settle(await run(runInput, runOptions));
+    },
+    stream(runInput, runOptions = {}) {
+      const stop = new AbortController();
+      const outer = runOptions.signal;
+      if (outer?.aborted) stop.abort(outer.reason);
+      else outer?.addEventListener('abort', () => stop.abort(outer.reason), { once: true });
+      const queue = new EventQueue<ToolLoopStreamEvent>(() =>
+        stop.abort('the stream was closed by its reader'),
+      );
+      let last: { state: string; plans: number; records: number; round: number } | undefined;
+      const onSnapshot = (snapshot: ToolLoopSnapshot) => {
+        const { context } = snapshot;
+        const state = stateName(snapshot.value);
+        for (const planned of context.plans.slice(last?.plans ?? 0)) {
+          queue.push({ type: 'commands-planned', ...planned });
+        }
+        // A round's records reset when it ends; its finished records were streamed as they came.
+        const seen = last && last.round === context.roundIndex ? last.records : 0;
+        for (const { index, record } of context.roundRecords.slice(seen)) {
+          queue.push({ type: 'record', roundIndex: context.roundIndex, index, record });
+        }
+        if (state !== last?.state) {
+          if (state === 'running.planning' && context.planAttempts === 0) {
+            queue.push({ type: 'round-started', roundIndex: context.roundIndex });
+          }
+          queue.push({ type: 'state', state });
+        }
+        last = {
+          state,
+          plans: context.plans.length,
+          records: context.roundRecords.length,
+          round: context.roundIndex,
+        };
+      };
+      const onDelta = (delta: string) => queue.push({ type: 'text-delta', delta });
+      run(runInput, { ...runOptions, signal: stop.signal }, onDelta, onSnapshot).then(
+        (output) => {
+          queue.push({ type: 'final', output });
+          if (output.status === 'failed') queue.end(errorOf(output));
+          else queue.end();
+        },
+        (error) => queue.end(error),
+      );
+      return queue;
+    },
+    async planOnly(runInput, runOptions = {}) {
+      const { userInput, extraRequirement = '' } = input(runInput);
+      if (specs.length === 0) return { nextAction: 'response', executionCommands: [] };
+      const controller = new AbortController();
+      const outer = runOptions.signal;
+      const onAbort = () => controller.abort(outer?.reason);
+      if (outer?.aborted) onAbort();
+      outer?.addEventListener('abort', onAbort, { once: true });
+      try {
+        const outcome = await plan(
+          {
+            userInput,
+            extraRequirement,
+            availableTools: specs,
+            donePlans: [],
+            lastRoundResult: [],
+            roundIndex: 0,
+            maxRounds: config.maxRounds,
+          },
+          controller.signal,
+        );
+        if (!isRecord(outcome.raw)) {
+          throw new ProtocolError(
+            `The planner did not return a plan: ${outcome.error ?? 'the answer was not a JSON object'}`,
+          );
+        }
+        return normalizePlan(outcome.raw);
+      } finally {
+        outer?.removeEventListener('abort', onAbort);
+      }
+    },
+  };
+}
+
+/** Why a planner stream was cancelled when it decided early; not an error of the run. */
+const DECIDED_EARLY = new AbortError('The plan was decided from its first field');
+/** The abort reason tools see when the loop leaves `executing` before they finish. */
+const LOOP_LEFT = new AbortError('The tool loop stopped before this tool finished');
+
+async function streamedPlan(
+  parts: AsyncIterable<StreamPart>,
+  stop: () => void,
+): Promise<PlanOutcome> {
+  const streamed = await readPlanStream(parts, stop);
+  if (streamed.shortCircuited) {
+    return { raw: { nextAction: 'response' }, usage: streamed.usage, shortCircuited: true };
+  }
+  return parsedPlan(streamed.text, streamed.usage);
+}
+
+/** The first JSON object in a planner's text; a described error when there is none. */
+function parsedPlan(text: string, usage: Usage): PlanOutcome {
+  for (const candidate of jsonCandidates(text)) {
+    if (isRecord(candidate)) return { raw: candidate, usage, shortCircuited: false };
+  }
+  const shown = text.length > 200 ? `${text.slice(0, 200)}…` : text;
+  return {
+    raw: undefined,
+    error: `Your answer held no JSON object. It began: ${JSON.stringify(shown)}. Answer with the plan as one JSON object.`,
+    usage,
+    shortCircuited: false,
+  };
+}
+
+async function* textParts(chunks: AsyncIterable<unknown>): AsyncIterable<StreamPart> {
+  for await (const chunk of chunks) yield { type: 'text-delta', delta: String(chunk) };
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function'
+  );
+}
+
+function stateName(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const [parent, child] = Object.entries(value as Record<string, unknown>)[0] ?? [];
+  return child === undefined ? String(parent) : `${parent}.${stateName(child)}`;
+}
+
+function settle(output: ToolLoopOutput): ToolLoopResult {
+  if (output.status === 'failed') throw errorOf(output);
+  return {
+    status: 'done',
+    answer: output.response?.text,
+    result: output.response?.result,
+    stopReason: output.stopReason,
+    rounds: output.rounds,
+    plans: output.plans,
+    actionResults: output.convergence?.actionResults ?? {},
+    extraInstruction: output.convergence?.extraInstruction,
+    toolLogs: output.toolLogs,
+    usage: output.usage,
+  };
+}
+
+/** Maps a failure to its error class, carrying the records so far. */
+function errorOf(output: Extract<ToolLoopOutput, { status: 'failed' }>): StatecraftError {
+  const { failure } = output;
+  const partial: ToolLoopPartialResult = {
+    transcript: [],
+    usage: output.usage,
+    toolLogs: output.toolLogs,
+    output,
+  };
+  const options = { partial, ...(failure.cause !== undefined && { cause: failure.cause }) };
+  switch (failure.code) {
+    case 'TIMEOUT':
+      return new TimeoutError(failure.limit ?? Number.NaN, failure.message, options);
+    case 'ABORTED':
+      return new AbortError(failure.message, options);
+    case 'PROTOCOL_ERROR':
+      return new ProtocolError(failure.message, options);
+    case 'CHAIN_ERROR':
+      return new ChainError(failure.message, options);
+    case 'MODEL_ERROR':
+      return callError(failure, options);
+  }
+}
+
+/** A failed planner or responder; a chain responder's own error (e.g. its limits) is the cause. */
+function callError(
+  failure: ToolLoopFailure,
+  options: { partial: ToolLoopPartialResult; cause?: unknown },
+): StatecraftError {
+  const { cause } = failure;
+  if (
+    StatecraftError.isInstance(cause) &&
+    !AbortError.isInstance(cause) &&
+    !ModelError.isInstance(cause)
+  ) {
+    return new ChainError(failure.message, options);
+  }
+  return modelCallError(failure.message, cause, options);
+}

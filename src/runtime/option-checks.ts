@@ -1,0 +1,60 @@
+import { ConfigError } from '../errors.js';
+import type { LanguageModel } from '../model/language-model.js';
+
+// Checks shared by every runtime's options: each throws a ConfigError naming the option.
+
+/** An integer >= `min`, or `fallback` when not given. */
+export function integerAtLeast(
+  option: string,
+  value: unknown,
+  min: number,
+  fallback: number,
+): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
+    throw new ConfigError(option, `must be an integer >= ${min}; got ${String(value)}`);
+  }
+  return value;
+}
+
+/** A finite number > 0 (an integer when `integer`), or undefined when not given. */
+export function optionalPositive(
+  option: string,
+  value: unknown,
+  integer: boolean,
+): number | undefined {
+  if (value === undefined) return undefined;
+  if (
+    typeof value !== 'number' ||
+    !(value > 0) ||
+    !Number.isFinite(value) ||
+    (integer && !Number.isInteger(value))
+  ) {
+    throw new ConfigError(
+      option,
+      `must be ${integer ? 'an integer' : 'a finite number'} > 0; got ${String(value)}`,
+    );
+  }
+  return value;
+}
+
+/** A LanguageModel of the interface version this runtime speaks. */
+export function checkModel(option: string, model: unknown): asserts model is LanguageModel {
+  const candidate = model as Partial<LanguageModel> | null | undefined;
+  if (
+    !candidate ||
+    typeof candidate.generate !== 'function' ||
+    typeof candidate.stream !== 'function'
+  ) {
+    throw new ConfigError(
+      option,
+      'must be a LanguageModel (generate and stream), e.g. new ScriptedModel([...])',
+    );
+  }
+  if (candidate.specificationVersion !== 'v1') {
+    throw new ConfigError(
+      option,
+      `implements LanguageModel ${String(candidate.specificationVersion)}; this runtime needs v1`,
+    );
+  }
+}

@@ -1,0 +1,98 @@
+import type { ToolLoopConfig } from '../../machines/tool-loop.js';
+import { ConfigError } from '../errors.js';
+import type { LanguageModel } from '../model/language-model.js';
+import type { PlannerContext } from '../tool-loop/planner-context.js';
+import type { AnyTool } from '../tools/define-tool.js';
+import type { Chain } from './create-chain.js';
+import { checkModel, integerAtLeast, optionalPositive } from './option-checks.js';
+
+/**
+ * A planner of your own: given the round's context (SPEC T3), return the plan as an object,
+ * as JSON text, or as an AsyncIterable of JSON text chunks. Returning chunks makes it a
+ * streaming planner, which the instant short-circuit (SPEC T5) applies to.
+ */
+export type Planner = (
+  context: PlannerContext,
+  options: { readonly signal: AbortSignal },
+) => unknown | Promise<unknown>;
+
+/** A final response of your own: given the request and the action results, return the answer. */
+export type Responder = (
+  input: {
+    readonly userInput: string;
+    readonly extraRequirement: string;
+    readonly actionResults: Readonly<Record<string, unknown>>;
+    readonly extraInstruction: string | undefined;
+  },
+  options: { readonly signal: AbortSignal },
+) => string | Promise<string>;
+
+export interface ToolLoopOptions {
+  /** Plans each round (unless `planner` is given) and makes the final response. */
+  readonly model?: LanguageModel;
+  /** Replaces the default model planner. */
+  readonly planner?: Planner;
+  readonly tools?: readonly AnyTool[];
+  /** A hard bound on executed rounds; an integer >= 0 (default 5). */
+  readonly maxRounds?: number;
+  /** At most this many commands of a round run at once; an integer > 0 (default: all). */
+  readonly concurrency?: number;
+  /** Milliseconds for the whole loop, final response included; a number > 0 (default: none). */
+  readonly timeout?: number;
+  /** Extra attempts a round's planner gets after an answer that is not a plan (default 1). */
+  readonly planRetries?: number;
+  /** Stream the default planner and stop reading at `nextAction: "response"` (default true). */
+  readonly instant?: boolean;
+  /**
+   * The final response: `true` for a call to `model`, a chain, a function, or `false` for
+   * none (the result then carries the action results only). Default: `true` when `model` is
+   * given, else `false`.
+   */
+  readonly respond?: boolean | Chain<unknown> | Responder;
+  /** A system prompt for the final model response. */
+  readonly instructions?: string;
+}
+
+/** Validates every option, naming the first bad one (SPEC T8), and derives the machine's config. */
+export function toolLoopConfig(
+  options: ToolLoopOptions,
+  tools: readonly AnyTool[],
+): ToolLoopConfig {
+  if (options.model !== undefined) checkModel('model', options.model);
+  if (options.planner !== undefined && typeof options.planner !== 'function') {
+    throw new ConfigError('planner', 'must be a function (context, { signal }) => plan');
+  }
+  if (options.model === undefined && options.planner === undefined && tools.length > 0) {
+    throw new ConfigError('model', 'is required unless a `planner` function is given');
+  }
+  const maxRounds = integerAtLeast('maxRounds', options.maxRounds, 0, 5);
+  optionalPositive('concurrency', options.concurrency, true);
+  const timeout = optionalPositive('timeout', options.timeout, false);
+  const planRetries = integerAtLeast('planRetries', options.planRetries, 0, 1);
+  if (options.instant !== undefined && typeof options.instant !== 'boolean') {
+    throw new ConfigError('instant', `must be a boolean; got ${String(options.instant)}`);
+  }
+  const respond = options.respond ?? options.model !== undefined;
+  if (
+    typeof respond !== 'boolean' &&
+    typeof respond !== 'function' &&
+    (typeof respond !== 'object' || respond === null || typeof respond.invoke !== 'function')
+  ) {
+    throw new ConfigError(
+      'respond',
+      'must be true (a call to `model`), false, a chain from createChain(), or a function',
+    );
+  }
+  if (respond === true && options.model === undefined) {
+    throw new ConfigError('respond', 'is true, but there is no `model` to respond with');
+  }
+  if (options.instructions !== undefined && typeof options.instructions !== 'string') {
+    throw new ConfigError('instructions', 'must be a string');
+  }
+  return {
+    maxRounds,
+    ...(timeout !== undefined && { timeout }),
+    planRetries,
+    respond: respond !== false,
+  };
+}

@@ -1,0 +1,44 @@
+import type { ToolExecutionRecord } from './records.js';
+
+/** What the loop hands to its final answer once tools have run (SPEC T8). */
+export interface Convergence {
+  /** Each record's result keyed by its purpose; failures as `{ error, result }`. */
+  readonly actionResults: Readonly<Record<string, unknown>>;
+  /** Tells the answering model to use, and quote, the action results. */
+  readonly extraInstruction: string;
+  /** Every record of every round, unchanged. */
+  readonly toolLogs: readonly ToolExecutionRecord[];
+}
+
+export const QUOTE_SOURCES_INSTRUCTION =
+  'Answer from the action results above. When a statement relies on one, cite its key in ' +
+  'square brackets, e.g. [Search the docs], and quote the words you rely on. If an action ' +
+  'failed or the results do not answer the request, say so rather than guess.';
+
+/**
+ * The records as `actionResults`: keyed by purpose, `tool_call_<n>` (n counting records from
+ * 1) when the purpose is blank, and ` (2)`, ` (3)`… after a key already taken, so no result
+ * hides another.
+ */
+export function toActionResults(
+  records: readonly ToolExecutionRecord[],
+): Readonly<Record<string, unknown>> {
+  const results: Record<string, unknown> = {};
+  records.forEach((record, index) => {
+    const base = record.purpose.trim() || `tool_call_${index + 1}`;
+    let key = base;
+    for (let n = 2; Object.hasOwn(results, key); n++) key = `${base} (${n})`;
+    results[key] = record.success ? record.result : { error: record.error, result: record.result };
+  });
+  return results;
+}
+
+/** The convergence of a finished loop, or undefined when nothing ran: nothing is injected then. */
+export function converge(records: readonly ToolExecutionRecord[]): Convergence | undefined {
+  if (records.length === 0) return undefined;
+  return {
+    actionResults: toActionResults(records),
+    extraInstruction: QUOTE_SOURCES_INSTRUCTION,
+    toolLogs: records,
+  };
+}

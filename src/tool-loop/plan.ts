@@ -1,0 +1,94 @@
+/** One tool call a planner asks for (SPEC T4). */
+export interface ToolCommand {
+  /** Why the call is made; it keys the call's result in `actionResults` (SPEC T8). */
+  readonly purpose: string;
+  readonly toolName: string;
+  readonly toolKwargs: Readonly<Record<string, unknown>>;
+  /** What the planner means to do with the result; echoed back to it as `next`. */
+  readonly todoSuggestion: string;
+}
+
+export type NextAction = 'execute' | 'response';
+
+/** A planner's decision for one round, normalized. */
+export interface Plan {
+  readonly nextAction: NextAction;
+  readonly executionCommands: readonly ToolCommand[];
+}
+
+// Planners answer in camelCase or in the seed's snake_case; both spellings are read.
+const COMMAND_LISTS = [
+  'executionCommands',
+  'execution_commands',
+  'toolCommands',
+  'tool_commands',
+] as const;
+const SINGLE_COMMAND = ['toolCommand', 'tool_command'] as const;
+
+/**
+ * Normalizes whatever a planner returned into a Plan, exactly as SPEC T4 says:
+ * - the first list-valued key of `executionCommands`, `toolCommands` wins, even when empty;
+ *   without one, a single `toolCommand` object becomes a list of one;
+ * - commands without a non-blank tool name are dropped; a blank purpose becomes
+ *   `Use <toolName>`; kwargs that are not an object become `{}`;
+ * - `nextAction` is trimmed and lower-cased; when missing or neither `execute` nor
+ *   `response`, it is `execute` if commands remain, else `response`;
+ * - `useTool: false`, or any action but `execute`, clears the commands.
+ * Pure and total: a value that is not an object is a plan to respond.
+ */
+export function normalizePlan(raw: unknown): Plan {
+  if (!isRecord(raw)) return { nextAction: 'response', executionCommands: [] };
+  let commands = commandList(raw).flatMap((item) => {
+    const command = normalizeCommand(item);
+    return command ? [command] : [];
+  });
+  const nextAction = actionOf(pick(raw, 'nextAction', 'next_action'), commands.length > 0);
+  if (pick(raw, 'useTool', 'use_tool') === false || nextAction !== 'execute') commands = [];
+  return { nextAction, executionCommands: commands };
+}
+
+function commandList(raw: Readonly<Record<string, unknown>>): readonly unknown[] {
+  for (const key of COMMAND_LISTS) {
+    const value = raw[key];
+    if (Array.isArray(value)) return value;
+  }
+  for (const key of SINGLE_COMMAND) {
+    const value = raw[key];
+    if (isRecord(value)) return [value];
+  }
+  return [];
+}
+
+function normalizeCommand(item: unknown): ToolCommand | undefined {
+  if (!isRecord(item)) return undefined;
+  const toolName = text(pick(item, 'toolName', 'tool_name'));
+  if (toolName === '') return undefined;
+  const purpose = text(item.purpose);
+  const kwargs = pick(item, 'toolKwargs', 'tool_kwargs');
+  const todo = pick(item, 'todoSuggestion', 'todo_suggestion') ?? item.next;
+  return {
+    purpose: purpose === '' ? `Use ${toolName}` : purpose,
+    toolName,
+    toolKwargs: isRecord(kwargs) ? kwargs : {},
+    todoSuggestion: typeof todo === 'string' ? todo : '',
+  };
+}
+
+function actionOf(value: unknown, hasCommands: boolean): NextAction {
+  const action = text(value).toLowerCase();
+  if (action === 'execute' || action === 'response') return action;
+  return hasCommands ? 'execute' : 'response';
+}
+
+function pick(record: Readonly<Record<string, unknown>>, camel: string, snake: string): unknown {
+  return camel in record ? record[camel] : record[snake];
+}
+
+function text(value: unknown): string {
+  return typeof value === 'string' ? value.trim() : '';
+}
+
+/** A plain JSON object: not an array, not null. */
+export function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

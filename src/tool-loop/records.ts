@@ -1,0 +1,30 @@
+import type { ToolResult } from '../messages.js';
+import type { ToolCommand } from './plan.js';
+
+/** What one executed command produced (SPEC T6): the seed's ToolExecutionRecord. */
+export interface ToolExecutionRecord {
+  readonly purpose: string;
+  readonly toolName: string;
+  readonly kwargs: Readonly<Record<string, unknown>>;
+  readonly todoSuggestion: string;
+  /** The seed's compatibility alias of `todoSuggestion`. */
+  readonly next: string;
+  readonly success: boolean;
+  /** The tool's output; null when it failed. */
+  readonly result: unknown;
+  /** Why the call failed; null when it succeeded. */
+  readonly error: string | null;
+}
+
+export function recordOf(command: ToolCommand, result: ToolResult): ToolExecutionRecord {
+  return {
+    purpose: command.purpose,
+    toolName: command.toolName,
+    kwargs: command.toolKwargs,
+    todoSuggestion: command.todoSuggestion,
+    next: command.todoSuggestion,
+    success: result.success,
+    result: result.success ? result.output : null,
+    error: result.success ? null : (result.error ?? `Tool '${command.toolName}' failed`),
+  };
+}
