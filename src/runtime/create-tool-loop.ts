@@ -34,6 +34,7 @@ import {
   ProtocolError,
   StatecraftError,
   TimeoutError,
+  throwIfAborted,
 } from '../errors.js';
 import { type Message, userMessage } from '../messages.js';
 import { ResponseCollector } from '../model/collect-stream.js';
@@ -125,7 +126,10 @@ export interface ToolLoop {
     input: string | ToolLoopRunInput,
     options?: ToolLoopRunOptions,
   ): AsyncIterable<ToolLoopStreamEvent>;
-  /** One planning round, normalized, without executing anything. */
+  /**
+   * One planning round, normalized, without executing anything. A malformed answer rejects
+   * with a ProtocolError at once: `planRetries` applies to runs, not to this probe.
+   */
   planOnly(input: string | ToolLoopRunInput, options?: ToolLoopRunOptions): Promise<Plan>;
 }
 
@@ -149,10 +153,15 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
   const responseFormat = planResponseFormat(specs);
   const instant = options.instant ?? true;
   const respond = options.respond ?? model !== undefined;
-  // Where a run started by stream() sends the final response's text deltas.
-  const deltaListeners = new WeakMap<AnyActorSystem, (delta: string) => void>();
+  // What a run started by invoke() or stream() passes its actors: its caller's signal, and
+  // where the final response's text deltas go (stream()). Found by the run's actor system.
+  const runs = new WeakMap<
+    AnyActorSystem,
+    { readonly signal?: AbortSignal; readonly onDelta?: (delta: string) => void }
+  >();
 
   async function plan(context: PlannerContext, signal: AbortSignal): Promise<PlanOutcome> {
+    throwIfAborted(signal);
     if (planner) {
       const answer = await planner(context, { signal });
       if (isAsyncIterable(answer)) return streamedPlan(textParts(answer), () => {});
@@ -181,9 +190,12 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
     }
   }
 
-  const planActor = fromPromise<PlanOutcome, PlannerContext>(({ input, signal }) =>
-    plan(input, signal),
-  );
+  // A run whose signal was aborted before it started makes no call: the ABORT that follows
+  // the start ends it (see run()).
+  const planActor = fromPromise<PlanOutcome, PlannerContext>(async ({ input, signal, system }) => {
+    throwIfAborted(runs.get(system)?.signal);
+    return plan(input, signal);
+  });
 
   const executeActor = fromCallback<EventObject, ExecuteInput>(({ input, sendBack }) => {
     const controller = new AbortController();
@@ -230,7 +242,7 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
         const answer = await respond.invoke({ messages }, { signal });
         return { text: answer.text, result: answer.result, usage: answer.usage };
       }
-      return respondWithModel(messages, signal, deltaListeners.get(system));
+      return respondWithModel(messages, signal, runs.get(system)?.onDelta);
     },
   );
 
@@ -285,8 +297,8 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
       input: input(runInput),
       ...(runOptions.inspect && { inspect: runOptions.inspect }),
     });
-    if (onDelta) deltaListeners.set(actor.system, onDelta);
     const { signal } = runOptions;
+    runs.set(actor.system, { ...(signal && { signal }), ...(onDelta && { onDelta }) });
     const onAbort = () => actor.send({ type: 'ABORT', reason: reasonText(signal?.reason) });
     signal?.addEventListener('abort', onAbort, { once: true });
     const subscription = onSnapshot

@@ -23,14 +23,18 @@ export const QUOTE_SOURCES_INSTRUCTION =
 export function toActionResults(
   records: readonly ToolExecutionRecord[],
 ): Readonly<Record<string, unknown>> {
-  const results: Record<string, unknown> = {};
+  // A Map, then own properties: a purpose such as `__proto__` is a key like any other.
+  const results = new Map<string, unknown>();
   records.forEach((record, index) => {
     const base = record.purpose.trim() || `tool_call_${index + 1}`;
     let key = base;
-    for (let n = 2; Object.hasOwn(results, key); n++) key = `${base} (${n})`;
-    results[key] = record.success ? record.result : { error: record.error, result: record.result };
+    for (let n = 2; results.has(key); n++) key = `${base} (${n})`;
+    results.set(
+      key,
+      record.success ? record.result : { error: record.error, result: record.result },
+    );
   });
-  return results;
+  return Object.fromEntries(results);
 }
 
 /** The convergence of a finished loop, or undefined when nothing ran: nothing is injected then. */

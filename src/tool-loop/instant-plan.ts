@@ -30,7 +30,10 @@ export async function readPlanStream(
     keepStack: false,
   });
   parser.onValue = ({ value }) => {
-    if (decided === undefined && typeof value === 'string') decided = value.trim().toLowerCase();
+    if (decided !== undefined) return;
+    const action = typeof value === 'string' ? value.trim().toLowerCase() : '';
+    // Anything but a valid action is left to normalizePlan, which reads the whole plan.
+    decided = action === 'execute' || action === 'response' ? action : 'undecided';
   };
   parser.onError = () => {
     parser = undefined; // not JSON after all: the full-text parse decides
@@ -43,8 +46,12 @@ export async function readPlanStream(
     if (!parser) continue;
     let chunk = part.delta;
     if (!seenObject) {
-      const start = chunk.indexOf('{');
+      const start = chunk.search(/[{[]/);
       if (start < 0) continue;
+      if (chunk[start] === '[') {
+        parser = undefined; // an array is not a plan: the full-text parse says so
+        continue;
+      }
       seenObject = true;
       chunk = chunk.slice(start);
     }

@@ -1,15 +1,7 @@
 import { responseText, userMessage } from 'statecraft';
 import { expect } from 'vitest';
-import {
-  type AnyTransitionDefinition,
-  createActor,
-  type EventObject,
-  fromCallback,
-  getInitialMicrosteps,
-  getMicrosteps,
-  type SnapshotFrom,
-} from 'xstate';
-import { getAdjacencyMap, getSimplePaths, type StatePath } from 'xstate/graph';
+import { createActor, type EventObject, fromCallback, type SnapshotFrom } from 'xstate';
+import { getSimplePaths, type StatePath } from 'xstate/graph';
 import {
   type ChainConfig,
   type ChainEffectRequest,
@@ -20,6 +12,21 @@ import {
 } from '../../machines/chain.js';
 import type { ModelResponse } from '../../src/model/language-model.js';
 import type { Usage } from '../../src/usage.js';
+import {
+  allSnapshots,
+  allTransitionNames,
+  flush,
+  json,
+  type MachineGraph,
+  machineGraph,
+  type ReachabilityCheck,
+  reachabilityViolations,
+  transitionName,
+  type Violation,
+  visitedStateNodes,
+} from './graph-kit.js';
+
+export { reachabilityViolations, transitionName, visitedStateNodes } from './graph-kit.js';
 
 // The chain machine as a graph (SPEC D2, D3): the configuration, the events offered in each
 // state, a finite serialization, path generation, the graph properties and the replay of a
@@ -174,44 +181,14 @@ export function simplePaths(
   );
 }
 
-export interface Edge {
-  readonly from: ChainSnapshot;
-  readonly event: ChainEvent;
-  readonly to: ChainSnapshot;
-  /** Every snapshot the macrostep passed through, transient states included, in order. */
-  readonly microsteps: readonly ChainSnapshot[];
-}
-
-export interface ChainGraph {
-  /** The microsteps of the initial transition (idle, preparing, thinking). */
-  readonly initialMicrosteps: readonly ChainSnapshot[];
-  readonly vertices: ReadonlyMap<string, ChainSnapshot>;
-  readonly edges: readonly Edge[];
-}
+export type ChainGraph = MachineGraph<ChainSnapshot, ChainEvent>;
 
 /** The reachable graph, by the same events and serialization as the paths. */
 export function chainGraph(
   machine: ChainMachine = chainMachine,
   config: ChainConfig = PATH_CONFIG,
 ): ChainGraph {
-  const adjacency = getAdjacencyMap(machine, traversalOptions(config));
-  const vertices = new Map<string, ChainSnapshot>();
-  const edges: Edge[] = [];
-  for (const [key, { state, transitions }] of Object.entries(adjacency)) {
-    vertices.set(key, state);
-    const next: { event: ChainEvent; state: ChainSnapshot }[] = Object.values(transitions);
-    for (const { event, state: to } of next) {
-      const microsteps = getMicrosteps(machine, state, event).map(([snapshot]) => snapshot);
-      edges.push({ from: state, event, to, microsteps });
-    }
-  }
-  const initialMicrosteps = getInitialMicrosteps(machine, pathInput(config)).map(([s]) => s);
-  return { initialMicrosteps, vertices, edges };
-}
-
-export interface Violation {
-  readonly property: string;
-  readonly detail: string;
+  return machineGraph<ChainSnapshot, ChainEvent>(machine, traversalOptions(config));
 }
 
 /**
@@ -223,12 +200,7 @@ export interface Violation {
 export function doingBoundViolations(graph: ChainGraph, config: ChainConfig): Violation[] {
   const max = config.maxIterations;
   const violations: Violation[] = [];
-  const snapshots = [
-    ...graph.vertices.values(),
-    ...graph.initialMicrosteps,
-    ...graph.edges.flatMap((edge) => edge.microsteps),
-  ];
-  for (const snapshot of snapshots) {
+  for (const snapshot of allSnapshots(graph)) {
     if (snapshot.matches('doing') && snapshot.context.iterations >= max) {
       violations.push({
         property: 'doing-bound',
@@ -253,51 +225,11 @@ export function doingBoundViolations(graph: ChainGraph, config: ChainConfig): Vi
   return violations;
 }
 
-export interface ReachabilityCheck {
-  readonly property: string;
-  /** The snapshots to reach. */
-  readonly isTarget: (snapshot: ChainSnapshot) => boolean;
-  /** The snapshots that must reach one (default: every reachable one). */
-  readonly from?: (snapshot: ChainSnapshot) => boolean;
-  /** Edges not to use, e.g. ABORT, which alone takes every state to `failed`. */
-  readonly skipEvent?: (event: ChainEvent) => boolean;
-}
-
-/**
- * SPEC D3: every reachable snapshot can reach a target. A backward closure over the graph's
- * edges from the target vertices; every source vertex outside it is a violation.
- */
-export function reachabilityViolations(graph: ChainGraph, check: ReachabilityCheck): Violation[] {
-  const successors = new Map<string, Set<string>>();
-  for (const key of graph.vertices.keys()) successors.set(key, new Set());
-  for (const edge of graph.edges) {
-    if (check.skipEvent?.(edge.event)) continue;
-    successors.get(serializeChainState(edge.from))?.add(serializeChainState(edge.to));
-  }
-  const reaches = new Set(
-    [...graph.vertices].filter(([, snapshot]) => check.isTarget(snapshot)).map(([key]) => key),
-  );
-  let grew = true;
-  while (grew) {
-    grew = false;
-    for (const [key, next] of successors) {
-      if (!reaches.has(key) && [...next].some((n) => reaches.has(n))) {
-        reaches.add(key);
-        grew = true;
-      }
-    }
-  }
-  const from = check.from ?? (() => true);
-  return [...graph.vertices]
-    .filter(([key, snapshot]) => from(snapshot) && !reaches.has(key))
-    .map(([key]) => ({ property: check.property, detail: `no way on from ${key}` }));
-}
-
 const isFinal = (snapshot: ChainSnapshot) => snapshot.status === 'done';
 const isAbort = (event: ChainEvent) => event.type === 'ABORT';
 
 /** The D3 reachability properties of the chain, weakest first. */
-export const REACHABILITY_CHECKS: readonly ReachabilityCheck[] = [
+export const REACHABILITY_CHECKS: readonly ReachabilityCheck<ChainSnapshot, ChainEvent>[] = [
   { property: 'final-reachable', isTarget: isFinal },
   // ABORT alone takes every state that is not final to `failed`: without it the check says more.
   { property: 'final-reachable-without-abort', isTarget: isFinal, skipEvent: isAbort },
@@ -309,23 +241,14 @@ export const REACHABILITY_CHECKS: readonly ReachabilityCheck[] = [
   },
 ];
 
-/** The state nodes the graph passes through, transient ones included (seen as microsteps). */
-export function visitedStateNodes(graph: ChainGraph): Set<string> {
-  const snapshots = [
-    ...graph.initialMicrosteps,
-    ...graph.vertices.values(),
-    ...graph.edges.flatMap((edge) => edge.microsteps),
-  ];
-  return new Set(snapshots.map((snapshot) => String(snapshot.value)));
-}
-
 /** Every D3 property at once: what a broken machine must make non-empty. */
 export function graphViolations(
   machine: ChainMachine = chainMachine,
   config: ChainConfig = PATH_CONFIG,
 ): Violation[] {
   const graph = chainGraph(machine, config);
-  const missing = STATE_NODES.filter((node) => !visitedStateNodes(graph).has(node));
+  const visited = visitedStateNodes(graph);
+  const missing = STATE_NODES.filter((node) => !visited.has(node));
   return [
     ...doingBoundViolations(graph, config),
     ...REACHABILITY_CHECKS.flatMap((check) => reachabilityViolations(graph, check)),
@@ -370,11 +293,6 @@ export class EffectsDriver {
   }
 }
 
-/** Lets the actor and its host finish whatever the last event started. */
-function flush(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
-
 /** The part of a snapshot a path step must agree on. */
 function observed(snapshot: ChainSnapshot) {
   const { context } = snapshot;
@@ -412,32 +330,9 @@ function expectedRequests(snapshot: ChainSnapshot): unknown[] {
   return [];
 }
 
-function json(value: unknown): unknown {
-  return JSON.parse(JSON.stringify(value ?? null));
-}
-
-/** A transition's name, stable across `provide()` copies: source, trigger, index, guard, target. */
-export function transitionName(t: AnyTransitionDefinition): string {
-  const siblings = t.eventType ? t.source.transitions.get(t.eventType) : t.source.always;
-  const index = siblings?.indexOf(t) ?? -1;
-  const guard =
-    typeof t.guard === 'string'
-      ? t.guard
-      : t.guard && typeof t.guard === 'object' && 'type' in t.guard
-        ? String(t.guard.type)
-        : t.guard
-          ? 'inline guard'
-          : undefined;
-  const target = t.target?.map((node) => node.key).join(',') ?? '(stays)';
-  return `${t.source.key} ${t.eventType || 'always'}#${index}${guard ? ` [${guard}]` : ''} → ${target}`;
-}
-
-/** Every transition the machine defines, by `transitionName`. */
-export function allTransitionNames(machine: ChainMachine = chainMachine): string[] {
-  const nodes = [machine.root, ...Object.values(machine.root.states)];
-  return nodes.flatMap((node) =>
-    [...[...node.transitions.values()].flat(), ...(node.always ?? [])].map(transitionName),
-  );
+/** Every transition the chain defines, by `transitionName`. */
+export function chainTransitionNames(machine: ChainMachine = chainMachine): string[] {
+  return allTransitionNames(machine);
 }
 
 export interface ReplayResult {

@@ -2,9 +2,9 @@ import { responseToolCalls } from 'statecraft';
 import { describe, expect, it } from 'vitest';
 import { chainMachine } from '../../machines/chain.js';
 import {
-  allTransitionNames,
   type ChainPath,
   chainGraph,
+  chainTransitionNames,
   doingBoundViolations,
   eventName,
   graphViolations,
@@ -126,7 +126,7 @@ describe(`chain machine: ${paths.length} simple paths (${finalPaths.length} end 
       for (const path of paths) {
         for (const t of (await replayPath(path)).transitions) taken.add(t);
       }
-      const untaken = allTransitionNames().filter((name) => !taken.has(name));
+      const untaken = chainTransitionNames().filter((name) => !taken.has(name));
       expect(untaken.sort()).toEqual(Object.keys(UNTAKEN).sort());
     });
 

@@ -1,0 +1,519 @@
+import type { ToolExecutionRecord } from 'statecraft';
+import { expect } from 'vitest';
+import {
+  createActor,
+  type EventObject,
+  fromCallback,
+  fromPromise,
+  type SnapshotFrom,
+} from 'xstate';
+import { getSimplePaths, type StatePath } from 'xstate/graph';
+import {
+  type ExecuteInput,
+  type PlanOutcome,
+  type RespondInput,
+  type ResponseOutcome,
+  type ToolLoopConfig,
+  type ToolLoopEvent,
+  type ToolLoopInput,
+  toolLoopMachine,
+} from '../../machines/tool-loop.js';
+import type { PlannerContext } from '../../src/tool-loop/planner-context.js';
+import type { Usage } from '../../src/usage.js';
+import {
+  allSnapshots,
+  flush,
+  json,
+  type MachineGraph,
+  machineGraph,
+  type ReachabilityCheck,
+  reachabilityViolations,
+  stateNodePaths,
+  transitionName,
+  type Violation,
+  visitedStateNodes,
+} from './graph-kit.js';
+
+// The tool-loop machine as a graph (SPEC D2, D3), shared by tool-loop.paths.test.ts. The
+// machine invokes `plan`, `execute` and `respond`; traversal never runs them, it applies
+// their answers — `xstate.done.actor.plan`, `execute.record`, `execute.done`, … — to
+// snapshots. Replay runs a real actor whose three actors the test settles step by step.
+
+export type ToolLoopMachine = typeof toolLoopMachine;
+export type ToolLoopSnapshot = SnapshotFrom<ToolLoopMachine>;
+/** The events of a path: the machine's own, and the answers of its invoked actors. */
+export type LoopPathEvent =
+  | ToolLoopEvent
+  | { readonly type: 'xstate.done.actor.plan'; readonly output: PlanOutcome }
+  | { readonly type: 'xstate.error.actor.plan'; readonly error: unknown }
+  | { readonly type: 'xstate.done.actor.respond'; readonly output: ResponseOutcome }
+  | { readonly type: 'xstate.error.actor.respond'; readonly error: unknown }
+  | { readonly type: typeof TIMEOUT_EVENT };
+export type LoopPath = StatePath<ToolLoopSnapshot, LoopPathEvent>;
+
+/** The delayed event of the loop's `timeout`, sent by replay instead of waiting for it. */
+export const TIMEOUT_EVENT = 'xstate.after.loopTimeout.toolLoop.running';
+
+/** Every state node, nested ones as `running.planning`. */
+export const STATE_NODES: readonly string[] = stateNodePaths(toolLoopMachine);
+
+/** Two rounds, one retry of a malformed plan, a timeout (never reached by the clock), a response. */
+export const PATH_CONFIG: ToolLoopConfig = {
+  maxRounds: 2,
+  timeout: 60_000,
+  planRetries: 1,
+  respond: true,
+};
+
+export function pathInput(
+  config: ToolLoopConfig = PATH_CONFIG,
+  change: Partial<ToolLoopInput> = {},
+): ToolLoopInput {
+  return {
+    ...change,
+    config,
+    userInput: 'What is the capital of France?',
+    availableTools: change.availableTools ?? [
+      { name: 'lookup', description: 'Looks a fact up', inputSchema: { type: 'object' } },
+    ],
+  };
+}
+
+function usageOf(totalTokens: number): Usage {
+  return { inputTokens: totalTokens - 5, outputTokens: 5, totalTokens };
+}
+
+const COMMAND = {
+  purpose: 'Find the capital',
+  toolName: 'lookup',
+  toolKwargs: { q: 'France' },
+  todoSuggestion: 'Answer with it',
+};
+
+export const RECORD: ToolExecutionRecord = {
+  purpose: COMMAND.purpose,
+  toolName: COMMAND.toolName,
+  kwargs: COMMAND.toolKwargs,
+  todoSuggestion: COMMAND.todoSuggestion,
+  next: COMMAND.todoSuggestion,
+  success: true,
+  result: 'Paris',
+  error: null,
+};
+
+/** The events of the paths, one object each, so they can be named. */
+export const EVENTS = {
+  planExecute: {
+    type: 'xstate.done.actor.plan',
+    output: {
+      raw: { nextAction: 'execute', executionCommands: [COMMAND] },
+      usage: usageOf(30),
+      shortCircuited: false,
+    },
+  },
+  planResponse: {
+    type: 'xstate.done.actor.plan',
+    output: { raw: { nextAction: 'response' }, usage: usageOf(10), shortCircuited: true },
+  },
+  planNoCommands: {
+    type: 'xstate.done.actor.plan',
+    output: {
+      raw: { nextAction: 'execute', executionCommands: [{ purpose: 'no tool named' }] },
+      usage: usageOf(20),
+      shortCircuited: false,
+    },
+  },
+  planMalformed: {
+    type: 'xstate.done.actor.plan',
+    output: {
+      raw: undefined,
+      error: 'Your answer held no JSON object.',
+      usage: usageOf(15),
+      shortCircuited: false,
+    },
+  },
+  planError: { type: 'xstate.error.actor.plan', error: new Error('planner unavailable') },
+  record: { type: 'execute.record', index: 0, record: RECORD },
+  executed: { type: 'execute.done', records: [RECORD] },
+  executeError: { type: 'execute.error', error: new Error('executor crashed') },
+  responded: {
+    type: 'xstate.done.actor.respond',
+    output: { text: 'Paris [Find the capital].', result: 'Paris', usage: usageOf(40) },
+  },
+  respondError: { type: 'xstate.error.actor.respond', error: new Error('responder unavailable') },
+  timeout: { type: TIMEOUT_EVENT },
+  abort: { type: 'ABORT', reason: 'user cancelled' },
+} as const satisfies Record<string, LoopPathEvent>;
+
+const EVENT_NAMES = new Map<EventObject, string>(
+  Object.entries(EVENTS).map(([name, event]) => [event, name]),
+);
+
+export function eventName(event: EventObject): string {
+  if (event.type === 'xstate.init') return 'start';
+  return EVENT_NAMES.get(event) ?? event.type;
+}
+
+/** A path's name: its events, in order, and where it ends, e.g. `planResponse → responded ⇒ done`. */
+export function pathName(path: LoopPath): string {
+  const events = path.steps.slice(1).map((step) => eventName(step.event));
+  return `${events.length ? events.join(' → ') : '(start)'} ⇒ ${stateName(path.state)}`;
+}
+
+export function stateName(snapshot: ToolLoopSnapshot): string {
+  const { value } = snapshot;
+  return typeof value === 'string'
+    ? value
+    : Object.entries(value)
+        .map(([parent, child]) => `${parent}.${String(child)}`)
+        .join();
+}
+
+/**
+ * The events a snapshot can take: the answers of the actor its state invoked, the timeout
+ * and ABORT. The executor reports its one command's record before it is done, as the real
+ * one does; a crash of the executor is offered before that.
+ */
+export function loopEvents(snapshot: ToolLoopSnapshot): LoopPathEvent[] {
+  if (snapshot.status !== 'active') return [];
+  const always = [EVENTS.timeout, EVENTS.abort];
+  if (snapshot.matches({ running: 'planning' })) {
+    return [
+      EVENTS.planExecute,
+      EVENTS.planResponse,
+      EVENTS.planNoCommands,
+      EVENTS.planMalformed,
+      EVENTS.planError,
+      ...always,
+    ];
+  }
+  if (snapshot.matches({ running: 'executing' })) {
+    return snapshot.context.roundRecords.length === 0
+      ? [EVENTS.record, EVENTS.executeError, ...always]
+      : [EVENTS.executed, ...always];
+  }
+  if (snapshot.matches({ running: 'responding' })) {
+    return [EVENTS.responded, EVENTS.respondError, ...always];
+  }
+  return always;
+}
+
+/**
+ * What the future of a snapshot depends on. The counters are capped one past their limits:
+ * the real machine never gets there, and a broken one (a guard that ignores a limit) then
+ * closes a cycle instead of growing the graph forever, so its violation can be reported.
+ */
+export function serializeLoopState(snapshot: ToolLoopSnapshot): string {
+  const { context } = snapshot;
+  const { config } = context;
+  return JSON.stringify({
+    value: snapshot.value,
+    roundIndex: Math.min(context.roundIndex, config.maxRounds + 1),
+    planAttempts: Math.min(context.planAttempts, config.planRetries + 1),
+    roundRecords: context.roundRecords.length,
+    stopReason: context.stopReason,
+    failure: context.failure?.code,
+  });
+}
+
+function traversalOptions(config: ToolLoopConfig, change: Partial<ToolLoopInput> = {}) {
+  return {
+    input: pathInput(config, change),
+    events: loopEvents,
+    serializeState: serializeLoopState,
+  };
+}
+
+/** Every simple path from the start, sorted by name so test names are stable. */
+export function simplePaths(
+  machine: ToolLoopMachine = toolLoopMachine,
+  config: ToolLoopConfig = PATH_CONFIG,
+  change: Partial<ToolLoopInput> = {},
+): LoopPath[] {
+  // The traversal's events include the invoked actors' answers, which the machine's event
+  // type does not list (XState adds them per invoke); the options are typed by the latter.
+  const options = traversalOptions(config, change) as unknown as Parameters<
+    typeof getSimplePaths<ToolLoopMachine>
+  >[1];
+  return (getSimplePaths(machine, options) as unknown as LoopPath[]).sort((a, b) =>
+    pathName(a).localeCompare(pathName(b)),
+  );
+}
+
+export type LoopGraph = MachineGraph<ToolLoopSnapshot, LoopPathEvent>;
+
+export function loopGraph(
+  machine: ToolLoopMachine = toolLoopMachine,
+  config: ToolLoopConfig = PATH_CONFIG,
+): LoopGraph {
+  return machineGraph<ToolLoopSnapshot, LoopPathEvent>(machine, traversalOptions(config));
+}
+
+/**
+ * SPEC D3: `executing` is unreachable once roundIndex reaches maxRounds. No snapshot on the
+ * graph (resting, or a microstep on the way) is in `executing` with roundIndex >= maxRounds.
+ */
+export function executingBoundViolations(graph: LoopGraph, config: ToolLoopConfig): Violation[] {
+  return allSnapshots(graph)
+    .filter((s) => s.matches({ running: 'executing' }) && s.context.roundIndex >= config.maxRounds)
+    .map((s) => ({
+      property: 'executing-bound',
+      detail: `in executing at round ${s.context.roundIndex} of ${config.maxRounds}: ${serializeLoopState(s)}`,
+    }));
+}
+
+/** A round's planner is asked again at most `planRetries` times after a malformed plan. */
+export function planRetryViolations(graph: LoopGraph, config: ToolLoopConfig): Violation[] {
+  return allSnapshots(graph)
+    .filter((s) => s.context.planAttempts > config.planRetries)
+    .map((s) => ({
+      property: 'plan-retry-bound',
+      detail: `${s.context.planAttempts} malformed plans in round ${s.context.roundIndex}: ${serializeLoopState(s)}`,
+    }));
+}
+
+const isFinal = (snapshot: ToolLoopSnapshot) => snapshot.status === 'done';
+const isInterruption = (event: LoopPathEvent) =>
+  event.type === 'ABORT' || event.type === TIMEOUT_EVENT;
+
+export const REACHABILITY_CHECKS: readonly ReachabilityCheck<ToolLoopSnapshot, LoopPathEvent>[] = [
+  { property: 'final-reachable', isTarget: isFinal },
+  // ABORT and the timeout take every state to `failed`: without them the check says more.
+  {
+    property: 'final-reachable-without-interruption',
+    isTarget: isFinal,
+    skipEvent: isInterruption,
+  },
+  {
+    property: 'done-reachable-without-interruption',
+    isTarget: (snapshot) => snapshot.matches('done'),
+    from: (snapshot) => !isFinal(snapshot),
+    skipEvent: isInterruption,
+  },
+];
+
+/** Every D3 property at once: what a broken machine must make non-empty. */
+export function graphViolations(
+  machine: ToolLoopMachine = toolLoopMachine,
+  config: ToolLoopConfig = PATH_CONFIG,
+): Violation[] {
+  const graph = loopGraph(machine, config);
+  const visited = visitedStateNodes(graph);
+  return [
+    ...executingBoundViolations(graph, config),
+    ...planRetryViolations(graph, config),
+    ...REACHABILITY_CHECKS.flatMap((check) => reachabilityViolations(graph, check)),
+    ...STATE_NODES.filter((node) => !visited.has(node)).map((node) => ({
+      property: 'state-covered',
+      detail: `${node} is never entered`,
+    })),
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Replay: a path against a real actor whose invoked actors the test settles step by step.
+
+interface Pending<I, O> {
+  readonly input: I;
+  readonly resolve: (output: O) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** The loop's three actors as scripts: each keeps its call until the test answers it. */
+class ActorsDriver {
+  plan: Pending<PlannerContext, PlanOutcome> | undefined;
+  respond: Pending<RespondInput, ResponseOutcome> | undefined;
+  execute: { input: ExecuteInput; sendBack: (event: EventObject) => void } | undefined;
+  /** Whether each executor the loop left was stopped (its tools aborted). */
+  readonly executorsStopped: boolean[] = [];
+
+  readonly actors = {
+    plan: fromPromise<PlanOutcome, PlannerContext>(({ input, signal }) =>
+      this.#call('plan', input, signal),
+    ),
+    respond: fromPromise<ResponseOutcome, RespondInput>(({ input, signal }) =>
+      this.#call('respond', input, signal),
+    ),
+    execute: fromCallback<EventObject, ExecuteInput>(({ input, sendBack }) => {
+      this.execute = { input, sendBack };
+      const index = this.executorsStopped.push(false) - 1;
+      return () => {
+        this.executorsStopped[index] = true;
+        this.execute = undefined;
+      };
+    }),
+  };
+
+  /** Calls the loop cancelled (its signal aborted) because it left their state first. */
+  cancelledCalls = 0;
+
+  #call<K extends 'plan' | 'respond'>(
+    key: K,
+    input: NonNullable<this[K]>['input'],
+    signal: AbortSignal,
+  ): Promise<never> {
+    return new Promise((resolve, reject) => {
+      const pending = { input, resolve, reject } as unknown as NonNullable<this[K]>;
+      this[key] = pending;
+      signal.addEventListener('abort', () => {
+        this.cancelledCalls++;
+        if (this[key] === pending) this[key] = undefined as this[K];
+      });
+    });
+  }
+
+  /** Settles the call `event` answers, as the real actor would. */
+  answer(event: LoopPathEvent): void {
+    const fail = (what: string) => {
+      throw new Error(`cannot answer ${event.type}: no ${what} is waiting`);
+    };
+    switch (event.type) {
+      case 'xstate.done.actor.plan':
+        return this.#take('plan', fail).resolve(event.output);
+      case 'xstate.error.actor.plan':
+        return this.#take('plan', fail).reject(event.error);
+      case 'xstate.done.actor.respond':
+        return this.#take('respond', fail).resolve(event.output);
+      case 'xstate.error.actor.respond':
+        return this.#take('respond', fail).reject(event.error);
+      default:
+        if (!this.execute) return fail('executor');
+        this.execute.sendBack(event);
+    }
+  }
+
+  #take<K extends 'plan' | 'respond'>(key: K, fail: (what: string) => never) {
+    const pending = this[key] ?? fail(key);
+    this[key] = undefined;
+    return pending as NonNullable<this[K]>;
+  }
+
+  /** Which actors wait for an answer, with their inputs: what a snapshot's state implies. */
+  waiting() {
+    return json({
+      plan: this.plan?.input,
+      execute: this.execute?.input,
+      respond: this.respond?.input,
+    });
+  }
+}
+
+/**
+ * Tokens the path's answers reported: what the run must have counted. (Not part of the
+ * traversal's serialization, so the snapshot a path ends in may have come by another path.)
+ */
+function tokensOf(events: readonly EventObject[]): number {
+  let total = 0;
+  for (const event of events) {
+    const output = (event as { output?: { usage?: Usage } }).output;
+    total += output?.usage?.totalTokens ?? 0;
+  }
+  return total;
+}
+
+/** The part of a snapshot a path step must agree on. */
+function observed(snapshot: ToolLoopSnapshot) {
+  const { context } = snapshot;
+  return json({
+    value: snapshot.value,
+    status: snapshot.status,
+    roundIndex: context.roundIndex,
+    donePlans: context.donePlans,
+    planAttempts: context.planAttempts,
+    planError: context.planError,
+    stopReason: context.stopReason,
+    failure: context.failure && { code: context.failure.code, message: context.failure.message },
+  });
+}
+
+/** The calls the state a snapshot rests in must have made, built from its context. */
+function expectedWaiting(snapshot: ToolLoopSnapshot) {
+  const { context } = snapshot;
+  const planning = snapshot.matches({ running: 'planning' });
+  const executing = snapshot.matches({ running: 'executing' });
+  const responding = snapshot.matches({ running: 'responding' });
+  return json({
+    plan: planning
+      ? {
+          userInput: context.userInput,
+          extraRequirement: context.extraRequirement,
+          availableTools: context.availableTools,
+          donePlans: context.donePlans,
+          lastRoundResult: context.lastRoundRecords,
+          roundIndex: context.roundIndex,
+          maxRounds: context.config.maxRounds,
+          ...(context.planError !== undefined && { planError: context.planError }),
+        }
+      : undefined,
+    execute: executing
+      ? { roundIndex: context.roundIndex, commands: context.plan?.executionCommands }
+      : undefined,
+    respond: responding
+      ? {
+          userInput: context.userInput,
+          extraRequirement: context.extraRequirement,
+          convergence: context.convergence,
+        }
+      : undefined,
+  });
+}
+
+export interface ReplayResult {
+  /** The transitions the real actor took, by `transitionName`. */
+  readonly transitions: ReadonlySet<string>;
+}
+
+/**
+ * Replays `path` on a real actor: the first step starts it; each later step settles the
+ * invoked actor the event answers (or sends the timeout or ABORT from outside). After every
+ * step the actor agrees with the path's snapshot, and exactly the actor that state invokes
+ * waits, with the input its context implies.
+ */
+export async function replayPath(
+  path: LoopPath,
+  machine: ToolLoopMachine = toolLoopMachine,
+  config: ToolLoopConfig = PATH_CONFIG,
+  change: Partial<ToolLoopInput> = {},
+): Promise<ReplayResult> {
+  const driver = new ActorsDriver();
+  const transitions = new Set<string>();
+  const actor = createActor(machine.provide({ actors: driver.actors }), {
+    input: pathInput(config, change),
+    inspect: (event) => {
+      if (event.type === '@xstate.microstep') {
+        for (const t of event._transitions) transitions.add(transitionName(t));
+      }
+    },
+  });
+  try {
+    for (const [i, step] of path.steps.entries()) {
+      const event = step.event as LoopPathEvent | { type: 'xstate.init' };
+      const where = `step ${i} (${eventName(event)})`;
+      if (event.type === 'xstate.init') actor.start();
+      else if (event.type === 'ABORT' || event.type === TIMEOUT_EVENT) actor.send(event as never);
+      else driver.answer(event);
+      await flush();
+      expect(observed(actor.getSnapshot()), where).toEqual(observed(step.state));
+      const events = path.steps.slice(0, i + 1).map((s) => s.event);
+      expect(actor.getSnapshot().context.usage.totalTokens, `${where}: tokens`).toBe(
+        tokensOf(events),
+      );
+      expect(driver.waiting(), `${where}: calls waiting for an answer`).toEqual(
+        expectedWaiting(step.state),
+      );
+    }
+    const end = actor.getSnapshot();
+    expect(end.status, 'after the last step').toBe(path.state.status);
+    if (end.status === 'done') {
+      const { usage: _spent, ...output } = end.output ?? {};
+      const { usage: _other, ...expected } = path.state.output ?? {};
+      expect(json(output), 'output').toEqual(json(expected));
+      expect(end.output?.usage.totalTokens, 'output usage').toBe(end.context.usage.totalTokens);
+      // Leaving `executing` early (abort, timeout) stops the executor, which aborts its tools.
+      expect(driver.executorsStopped.every(Boolean), 'every executor stopped').toBe(true);
+    }
+  } finally {
+    actor.stop();
+  }
+  return { transitions };
+}
