@@ -364,21 +364,25 @@ class ActorsDriver {
 
   /** Settles the call `event` answers, as the real actor would. */
   answer(event: LoopPathEvent): void {
-    const fail = (what: string) => {
+    const fail = (what: string): never => {
       throw new Error(`cannot answer ${event.type}: no ${what} is waiting`);
     };
     switch (event.type) {
       case 'xstate.done.actor.plan':
-        return this.#take('plan', fail).resolve(event.output);
+        this.#take('plan', fail).resolve(event.output);
+        break;
       case 'xstate.error.actor.plan':
-        return this.#take('plan', fail).reject(event.error);
+        this.#take('plan', fail).reject(event.error);
+        break;
       case 'xstate.done.actor.respond':
-        return this.#take('respond', fail).resolve(event.output);
+        this.#take('respond', fail).resolve(event.output);
+        break;
       case 'xstate.error.actor.respond':
-        return this.#take('respond', fail).reject(event.error);
+        this.#take('respond', fail).reject(event.error);
+        break;
       default:
-        if (!this.execute) return fail('executor');
-        this.execute.sendBack(event);
+        if (!this.execute) fail('executor');
+        this.execute?.sendBack(event);
     }
   }
 
