@@ -1,6 +1,7 @@
 import { chainRun, concurrentToolsRows } from './chain.js';
 import { compileCostRows } from './compile-cost.js';
 import { fmt, printTable } from './measure.js';
+import { toolLoopConcurrencyRows, toolLoopRoundRows } from './tool-loop.js';
 import { LOOPS, measureLoops } from './while-loop.js';
 
 // `npm run bench`: every performance figure the issues ask for, printed as one table per
@@ -18,3 +19,12 @@ rows.push({
 });
 printTable('Tool loops: scripted model, 10 tool calls + 1 answer per run', rows);
 printTable('Concurrent tools (SPEC C, issue 3 item 4)', await concurrentToolsRows());
+printTable('Tool-loop machine (SPEC T, issue 4 item 7)', [
+  ...(await toolLoopConcurrencyRows()),
+  ...(await toolLoopRoundRows(perStep.get(CHAIN) as number)),
+  {
+    measure: 'chain per step (from the loop table above)',
+    value: `${fmt(perStep.get(CHAIN) as number)} µs`,
+    note: 'one model step + one tool call',
+  },
+]);
