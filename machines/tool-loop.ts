@@ -25,6 +25,8 @@ export interface ToolLoopConfig {
   readonly planRetries: number;
   /** Whether a final response call follows the loop. */
   readonly respond: boolean;
+  /** Stop after the first plan, executing nothing (`planOnly()`). */
+  readonly planOnly?: boolean;
 }
 
 export interface ToolLoopInput {
@@ -66,7 +68,7 @@ export interface ResponseOutcome {
 }
 
 /** Why the loop stopped planning (SPEC T7). */
-export type StopReason = 'response' | 'no-commands' | 'tools-off' | 'max-rounds';
+export type StopReason = 'response' | 'no-commands' | 'tools-off' | 'max-rounds' | 'plan-only';
 
 export interface PlannedRound {
   readonly roundIndex: number;
@@ -140,6 +142,12 @@ export type ToolLoopEvent =
 /** Events the `execute` actor sends back to the loop. */
 export type ExecuteEvent = Extract<ToolLoopEvent, { type: `execute.${string}` }>;
 
+/** The usage an error's partial result reports (statecraft errors carry one), else none. */
+function partialUsage(error: unknown): Usage {
+  const usage = (error as { partial?: { usage?: Usage } } | null)?.partial?.usage;
+  return usage && typeof usage.totalTokens === 'number' ? usage : ZERO_USAGE;
+}
+
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -178,6 +186,7 @@ export const toolLoopMachine = setup({
     hasNoCommands: ({ context }) => (context.plan?.executionCommands.length ?? 0) === 0,
     shouldExecute: and([not('wantsResponse'), not('hasNoCommands')]),
     shouldRespond: ({ context }) => context.config.respond,
+    isPlanOnly: ({ context }) => context.config.planOnly === true,
     hasTimeout: ({ context }) => context.config.timeout !== undefined,
   },
   actions: {
@@ -217,8 +226,10 @@ export const toolLoopMachine = setup({
       response: params.response,
       usage: addUsage(context.usage, params.response.usage),
     })),
-    fail: assign((_, params: { code: ToolLoopFailure['code']; error: unknown }) => ({
+    fail: assign(({ context }, params: { code: ToolLoopFailure['code']; error: unknown }) => ({
       failure: { code: params.code, message: errorMessage(params.error), cause: params.error },
+      // A failed chain responder reports what it spent: the loop's usage keeps it.
+      usage: addUsage(context.usage, partialUsage(params.error)),
     })),
     failOnMalformedPlan: assign(({ context }, params: { outcome: PlanOutcome }) => ({
       failure: {
@@ -347,6 +358,11 @@ export const toolLoopMachine = setup({
         // `nextRound`, so `executing` is unreachable once roundIndex reaches maxRounds (D3).
         planned: {
           always: [
+            {
+              guard: 'isPlanOnly',
+              target: '#toolLoop.done',
+              actions: { type: 'stopWith', params: { reason: 'plan-only' } },
+            },
             { guard: 'shouldExecute', target: 'executing' },
             {
               guard: 'wantsResponse',

@@ -5,7 +5,7 @@ import type { JsonSchema, LanguageModel, ResponseFormat } from '../model/languag
 import type { StandardSchema } from '../structured/output-schema.js';
 import type { AnyTool } from '../tools/define-tool.js';
 import type { RemoteToolExecutor } from '../tools/remote-executor.js';
-import { checkModel, integerAtLeast, optionalPositive } from './option-checks.js';
+import { checkModel, integerAtLeast, optionalDelay, optionalPositive } from './option-checks.js';
 
 /** The seed's default note for tool results (SPEC C5). */
 export const DEFAULT_TOOL_RESPONSE_INSTRUCTIONS =
@@ -87,7 +87,7 @@ export function chainConfig(
   const maxIterations = integerAtLeast('maxIterations', options.maxIterations, 1, 10);
   const maxTokens = integerAtLeast('maxTokens', options.maxTokens, 1, 128_000);
   optionalPositive('toolConcurrency', options.toolConcurrency, true);
-  optionalPositive('toolTimeoutMs', options.toolTimeoutMs, false);
+  optionalDelay('toolTimeoutMs', options.toolTimeoutMs);
   integerAtLeast('streamBatchSize', options.streamBatchSize, 1, 5);
   if (options.validateResult !== undefined && typeof options.validateResult !== 'function') {
     throw new ConfigError(

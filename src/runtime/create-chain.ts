@@ -6,7 +6,6 @@ import {
   type InspectionEvent,
   type Observer,
   type SnapshotFrom,
-  toPromise,
 } from 'xstate';
 import { LocalToolRegistry } from '../../adapters/tools/local-registry.js';
 import {
@@ -49,7 +48,8 @@ import type { RemoteToolExecutor } from '../tools/remote-executor.js';
 import type { Usage } from '../usage.js';
 import { type ChainOptions, chainConfig } from './chain-options.js';
 import { EventQueue } from './event-queue.js';
-import { modelCallError, reasonText } from './run-errors.js';
+import { linkedController, runActor } from './run-actor.js';
+import { modelCallError } from './run-errors.js';
 import { RunTools } from './run-tools.js';
 
 export interface ChainRunInput {
@@ -296,17 +296,8 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
     });
     const runResources = newResources(onPart);
     resources.set(actor.system, runResources);
-    const { signal } = runOptions;
-    const onAbort = () => actor.send({ type: 'ABORT', reason: reasonText(signal?.reason) });
-    signal?.addEventListener('abort', onAbort, { once: true });
-    const subscription = onSnapshot
-      ? actor.subscribe({ next: onSnapshot, error: () => {} })
-      : undefined;
     try {
-      const done = toPromise(actor);
-      actor.start();
-      if (signal?.aborted) onAbort();
-      return await done;
+      return await runActor(actor, { signal: runOptions.signal, onSnapshot });
     } catch (error) {
       // The machine itself threw (a bug, or a provided action that failed): still a typed
       // error that keeps what the run had done.
@@ -324,8 +315,6 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
         },
       );
     } finally {
-      signal?.removeEventListener('abort', onAbort);
-      subscription?.unsubscribe();
       await dispose(runResources);
     }
   }
@@ -338,10 +327,7 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
     },
     stream(runInput, runOptions = {}) {
       // Breaking out of the loop stops the run: nobody would read what it spends tokens on.
-      const stop = new AbortController();
-      const outer = runOptions.signal;
-      if (outer?.aborted) stop.abort(outer.reason);
-      else outer?.addEventListener('abort', () => stop.abort(outer.reason), { once: true });
+      const { controller: stop, unlink } = linkedController(runOptions.signal);
       const queue = new EventQueue<ChainStreamEvent>(() =>
         stop.abort('the stream was closed by its reader'),
       );
@@ -372,14 +358,16 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
         if (part.type === 'text-delta')
           queue.push({ type: 'text-delta', delta: part.delta, iteration });
       };
-      run(runInput, { ...runOptions, signal: stop.signal }, onPart, onSnapshot).then(
-        (output) => {
-          queue.push({ type: 'final', output });
-          if (output.status === 'failed') queue.end(errorOf(output));
-          else queue.end();
-        },
-        (error) => queue.end(error),
-      );
+      run(runInput, { ...runOptions, signal: stop.signal }, onPart, onSnapshot)
+        .then(
+          (output) => {
+            queue.push({ type: 'final', output });
+            if (output.status === 'failed') queue.end(errorOf(output));
+            else queue.end();
+          },
+          (error) => queue.end(error),
+        )
+        .finally(unlink);
       return queue;
     },
     connect(next) {

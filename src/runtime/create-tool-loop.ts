@@ -8,7 +8,6 @@ import {
   type InspectionEvent,
   type Observer,
   type SnapshotFrom,
-  toPromise,
 } from 'xstate';
 import { LocalToolRegistry } from '../../adapters/tools/local-registry.js';
 import {
@@ -36,13 +35,13 @@ import {
   TimeoutError,
   throwIfAborted,
 } from '../errors.js';
-import { type Message, userMessage } from '../messages.js';
+import type { Message } from '../messages.js';
 import { ResponseCollector } from '../model/collect-stream.js';
 import type { ModelRequest, StreamPart } from '../model/language-model.js';
 import { responseText } from '../model/language-model.js';
 import { jsonCandidates } from '../structured/extract-json.js';
 import { readPlanStream } from '../tool-loop/instant-plan.js';
-import { isRecord, normalizePlan, type Plan } from '../tool-loop/plan.js';
+import { isRecord, type Plan } from '../tool-loop/plan.js';
 import {
   type PlannerContext,
   plannerMessages,
@@ -52,8 +51,10 @@ import type { ToolExecutionRecord } from '../tool-loop/records.js';
 import { responseMessages } from '../tool-loop/response-messages.js';
 import { Transcript } from '../transcript.js';
 import { type Usage, ZERO_USAGE } from '../usage.js';
+import { isAsyncIterable } from './async-iterable.js';
 import { EventQueue } from './event-queue.js';
 import { executeCommands } from './execute-commands.js';
+import { linkedController, runActor } from './run-actor.js';
 import { modelCallError, reasonText } from './run-errors.js';
 import { type ToolLoopOptions, toolLoopConfig } from './tool-loop-options.js';
 
@@ -113,7 +114,8 @@ export type ToolLoopStreamEvent =
 /** A failed loop keeps what it did: the records so far, usage, and the machine's output. */
 export interface ToolLoopPartialResult extends PartialResult {
   readonly toolLogs: readonly ToolExecutionRecord[];
-  readonly output: ToolLoopOutput;
+  /** The machine's output; absent only when the machine itself crashed. */
+  readonly output?: ToolLoopOutput;
 }
 
 export interface ToolLoop {
@@ -153,18 +155,20 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
   const responseFormat = planResponseFormat(specs);
   const instant = options.instant ?? true;
   const respond = options.respond ?? model !== undefined;
-  // What a run started by invoke() or stream() passes its actors: its caller's signal, and
-  // where the final response's text deltas go (stream()). Found by the run's actor system.
-  const runs = new WeakMap<
-    AnyActorSystem,
-    { readonly signal?: AbortSignal; readonly onDelta?: (delta: string) => void }
-  >();
+  // Where the final response's text deltas go in a run started by stream(), found by the
+  // run's actor system.
+  const deltaListeners = new WeakMap<AnyActorSystem, (delta: string) => void>();
 
   async function plan(context: PlannerContext, signal: AbortSignal): Promise<PlanOutcome> {
     throwIfAborted(signal);
     if (planner) {
       const answer = await planner(context, { signal });
-      if (isAsyncIterable(answer)) return streamedPlan(textParts(answer), () => {});
+      if (isAsyncIterable(answer)) {
+        // A planner of your own that streams: read early with `instant`, whole without.
+        return instant
+          ? streamedPlan(textParts(answer), () => {})
+          : parsedPlan(await joinText(answer), ZERO_USAGE);
+      }
       if (typeof answer === 'string') return parsedPlan(answer, ZERO_USAGE);
       return { raw: answer, usage: ZERO_USAGE, shortCircuited: false };
     }
@@ -178,24 +182,19 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
       return parsedPlan(responseText(response), response.usage);
     }
     // Our own controller, so deciding early can cancel the provider call without ending the run.
-    const early = new AbortController();
-    const onAbort = () => early.abort(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
+    const { controller: early, unlink } = linkedController(signal);
     try {
       return await streamedPlan(model.stream(request, { signal: early.signal }), () =>
         early.abort(DECIDED_EARLY),
       );
     } finally {
-      signal.removeEventListener('abort', onAbort);
+      unlink();
     }
   }
 
-  // A run whose signal was aborted before it started makes no call: the ABORT that follows
-  // the start ends it (see run()).
-  const planActor = fromPromise<PlanOutcome, PlannerContext>(async ({ input, signal, system }) => {
-    throwIfAborted(runs.get(system)?.signal);
-    return plan(input, signal);
-  });
+  const planActor = fromPromise<PlanOutcome, PlannerContext>(({ input, signal }) =>
+    plan(input, signal),
+  );
 
   const executeActor = fromCallback<EventObject, ExecuteInput>(({ input, sendBack }) => {
     const controller = new AbortController();
@@ -242,7 +241,7 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
         const answer = await respond.invoke({ messages }, { signal });
         return { text: answer.text, result: answer.result, usage: answer.usage };
       }
-      return respondWithModel(messages, signal, runs.get(system)?.onDelta);
+      return respondWithModel(messages, signal, deltaListeners.get(system));
     },
   );
 
@@ -272,13 +271,13 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
     actors: { plan: planActor, execute: executeActor, respond: respondActor },
   }) as typeof toolLoopMachine;
 
-  function input(run: string | ToolLoopRunInput): ToolLoopInput {
+  function input(run: string | ToolLoopRunInput, runConfig = config): ToolLoopInput {
     const runInput = typeof run === 'string' ? { userInput: run } : run;
     if (typeof runInput?.userInput !== 'string') {
       throw new TypeError('a tool loop run needs a userInput string');
     }
     return {
-      config,
+      config: runConfig,
       userInput: runInput.userInput,
       ...(runInput.extraRequirement !== undefined && {
         extraRequirement: runInput.extraRequirement,
@@ -288,43 +287,34 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
   }
 
   async function run(
-    runInput: string | ToolLoopRunInput,
+    loopInput: ToolLoopInput,
     runOptions: ToolLoopRunOptions,
     onDelta?: (delta: string) => void,
     onSnapshot?: (snapshot: ToolLoopSnapshot) => void,
   ): Promise<ToolLoopOutput> {
+    const { signal } = runOptions;
+    // Cancelled before it began: no planner, tool or response call is made.
+    if (signal?.aborted) return cancelledBeforeStart(signal);
     const actor = createActor(machine, {
-      input: input(runInput),
+      input: loopInput,
       ...(runOptions.inspect && { inspect: runOptions.inspect }),
     });
-    const { signal } = runOptions;
-    runs.set(actor.system, { ...(signal && { signal }), ...(onDelta && { onDelta }) });
-    const onAbort = () => actor.send({ type: 'ABORT', reason: reasonText(signal?.reason) });
-    signal?.addEventListener('abort', onAbort, { once: true });
-    const subscription = onSnapshot
-      ? actor.subscribe({ next: onSnapshot, error: () => {} })
-      : undefined;
+    if (onDelta) deltaListeners.set(actor.system, onDelta);
     try {
-      const done = toPromise(actor);
-      actor.start();
-      if (signal?.aborted) onAbort();
-      return await done;
+      return await runActor(actor, { signal, onSnapshot });
     } catch (error) {
       // The machine itself threw (a bug, or a provided action that failed).
       const { context } = actor.getSnapshot();
+      const partial: ToolLoopPartialResult = {
+        transcript: [],
+        usage: context.usage,
+        toolLogs: context.donePlans,
+      };
       throw new ChainError(
         `The tool loop machine failed: ${error instanceof Error ? error.message : String(error)}`,
-        {
-          cause: error,
-          partial: {
-            transcript: [userMessage(context.userInput)],
-            usage: context.usage,
-          },
-        },
+        { cause: error, partial },
       );
     } finally {
-      signal?.removeEventListener('abort', onAbort);
-      subscription?.unsubscribe();
       actor.stop();
     }
   }
@@ -333,13 +323,12 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
     machine,
     input,
     async invoke(runInput, runOptions = {}) {
-      return settle(await run(runInput, runOptions));
+      return settle(await run(input(runInput), runOptions));
     },
     stream(runInput, runOptions = {}) {
-      const stop = new AbortController();
-      const outer = runOptions.signal;
-      if (outer?.aborted) stop.abort(outer.reason);
-      else outer?.addEventListener('abort', () => stop.abort(outer.reason), { once: true });
+      const loopInput = input(runInput);
+      // Breaking out of the loop stops the run: nobody would read what it spends tokens on.
+      const { controller: stop, unlink } = linkedController(runOptions.signal);
       const queue = new EventQueue<ToolLoopStreamEvent>(() =>
         stop.abort('the stream was closed by its reader'),
       );
@@ -369,46 +358,27 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
         };
       };
       const onDelta = (delta: string) => queue.push({ type: 'text-delta', delta });
-      run(runInput, { ...runOptions, signal: stop.signal }, onDelta, onSnapshot).then(
-        (output) => {
-          queue.push({ type: 'final', output });
-          if (output.status === 'failed') queue.end(errorOf(output));
-          else queue.end();
-        },
-        (error) => queue.end(error),
-      );
+      run(loopInput, { ...runOptions, signal: stop.signal }, onDelta, onSnapshot)
+        .then(
+          (output) => {
+            queue.push({ type: 'final', output });
+            if (output.status === 'failed') queue.end(errorOf(output));
+            else queue.end();
+          },
+          (error) => queue.end(error),
+        )
+        .finally(unlink);
       return queue;
     },
     async planOnly(runInput, runOptions = {}) {
-      const { userInput, extraRequirement = '' } = input(runInput);
-      if (specs.length === 0) return { nextAction: 'response', executionCommands: [] };
-      const controller = new AbortController();
-      const outer = runOptions.signal;
-      const onAbort = () => controller.abort(outer?.reason);
-      if (outer?.aborted) onAbort();
-      outer?.addEventListener('abort', onAbort, { once: true });
-      try {
-        const outcome = await plan(
-          {
-            userInput,
-            extraRequirement,
-            availableTools: specs,
-            donePlans: [],
-            lastRoundResult: [],
-            roundIndex: 0,
-            maxRounds: config.maxRounds,
-          },
-          controller.signal,
-        );
-        if (!isRecord(outcome.raw)) {
-          throw new ProtocolError(
-            `The planner did not return a plan: ${outcome.error ?? 'the answer was not a JSON object'}`,
-          );
-        }
-        return normalizePlan(outcome.raw);
-      } finally {
-        outer?.removeEventListener('abort', onAbort);
-      }
+      // The same machine, told to stop after its first plan: the same stop conditions,
+      // retries, timeout and errors as a run.
+      const output = await run(
+        input(runInput, { ...config, planOnly: true, respond: false }),
+        runOptions,
+      );
+      if (output.status === 'failed') throw errorOf(output);
+      return output.plans[0]?.plan ?? { nextAction: 'response', executionCommands: [] };
     },
   };
 }
@@ -443,16 +413,30 @@ function parsedPlan(text: string, usage: Usage): PlanOutcome {
   };
 }
 
-async function* textParts(chunks: AsyncIterable<unknown>): AsyncIterable<StreamPart> {
-  for await (const chunk of chunks) yield { type: 'text-delta', delta: String(chunk) };
+/** The output of a run cancelled before it started: failed, having done nothing. */
+function cancelledBeforeStart(signal: AbortSignal): ToolLoopOutput {
+  const reason = reasonText(signal.reason);
+  return {
+    status: 'failed',
+    failure: {
+      code: 'ABORTED',
+      message: reason ? `The run was cancelled: ${reason}` : 'The run was cancelled',
+    },
+    rounds: 0,
+    plans: [],
+    toolLogs: [],
+    usage: ZERO_USAGE,
+  };
 }
 
-function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function'
-  );
+async function joinText(chunks: AsyncIterable<unknown>): Promise<string> {
+  let text = '';
+  for await (const chunk of chunks) text += String(chunk);
+  return text;
+}
+
+async function* textParts(chunks: AsyncIterable<unknown>): AsyncIterable<StreamPart> {
+  for await (const chunk of chunks) yield { type: 'text-delta', delta: String(chunk) };
 }
 
 function stateName(value: unknown): string {

@@ -1,8 +1,10 @@
 import pLimit from 'p-limit';
 import type { LocalToolRegistry } from '../../adapters/tools/local-registry.js';
-import type { ToolCall } from '../messages.js';
+import type { ToolCall, ToolResult } from '../messages.js';
 import type { ToolCommand } from '../tool-loop/plan.js';
 import { recordOf, type ToolExecutionRecord } from '../tool-loop/records.js';
+import { ABORTED, raceAbort } from '../tools/race-abort.js';
+import { isAsyncIterable } from './async-iterable.js';
 
 export interface ExecuteCommandsOptions {
   readonly registry: LocalToolRegistry;
@@ -34,7 +36,10 @@ export async function executeCommands(
       name: command.toolName,
       arguments: command.toolKwargs,
     };
-    const record = recordOf(command, await registry.run(call, { signal }));
+    const record = recordOf(
+      command,
+      await settleStream(await registry.run(call, { signal }), signal),
+    );
     onRecord?.(index, record);
     return record;
   };
@@ -43,4 +48,40 @@ export async function executeCommands(
       limit ? limit(() => runOne(command, index)) : runOne(command, index),
     ),
   );
+}
+
+/**
+ * A streaming tool's result (an AsyncIterable, SPEC C11) read to its end: a loop's records are
+ * plain JSON that the next planner reads, and no round comes back for more. A stream that
+ * fails or is cancelled midway makes a failed record that says how many items it gave.
+ */
+async function settleStream(result: ToolResult, signal: AbortSignal): Promise<ToolResult> {
+  const { output } = result;
+  if (!result.success || !isAsyncIterable(output)) return result;
+  const iterator = output[Symbol.asyncIterator]();
+  const items: unknown[] = [];
+  const failed = (error: string): ToolResult => ({
+    ...result,
+    output: null,
+    success: false,
+    error,
+  });
+  try {
+    for (;;) {
+      const next = await raceAbort(iterator.next(), signal);
+      if (next === ABORTED) {
+        void iterator.return?.()?.catch?.(() => {});
+        return failed(
+          `Tool '${result.name}' was cancelled after streaming ${items.length} item(s).`,
+        );
+      }
+      if (next.done) return { ...result, output: items };
+      items.push(next.value);
+    }
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return failed(
+      `Tool '${result.name}' failed after streaming ${items.length} item(s): ${message}`,
+    );
+  }
 }

@@ -38,6 +38,21 @@ export function optionalPositive(
   return value;
 }
 
+/** The longest delay a timer can wait: longer ones fire at once (Node clamps them to 1 ms). */
+export const MAX_DELAY_MS = 2_147_483_647;
+
+/** Milliseconds > 0 a timer can wait, or undefined when not given. */
+export function optionalDelay(option: string, value: unknown): number | undefined {
+  const ms = optionalPositive(option, value, false);
+  if (ms !== undefined && ms > MAX_DELAY_MS) {
+    throw new ConfigError(
+      option,
+      `must be at most ${MAX_DELAY_MS} ms (about 24.8 days), the longest a timer can wait; got ${ms}`,
+    );
+  }
+  return ms;
+}
+
 /** A LanguageModel of the interface version this runtime speaks. */
 export function checkModel(option: string, model: unknown): asserts model is LanguageModel {
   const candidate = model as Partial<LanguageModel> | null | undefined;

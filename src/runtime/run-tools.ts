@@ -7,6 +7,7 @@ import type { ToolSpec } from '../model/language-model.js';
 import { defineTool } from '../tools/define-tool.js';
 import { ABORTED, raceAbort } from '../tools/race-abort.js';
 import type { RemoteToolExecutor } from '../tools/remote-executor.js';
+import { isAsyncIterable } from './async-iterable.js';
 
 export const STOP_STREAM_TOOL = 'stop_stream';
 
@@ -333,12 +334,4 @@ function deadlineAfter(ms: number): { reached: Promise<typeof DEADLINE>; clear()
     timer = setTimeout(() => resolve(DEADLINE), ms);
   });
   return { reached, clear: () => clearTimeout(timer) };
-}
-
-function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function'
-  );
 }

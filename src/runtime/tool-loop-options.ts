@@ -4,7 +4,7 @@ import type { LanguageModel } from '../model/language-model.js';
 import type { PlannerContext } from '../tool-loop/planner-context.js';
 import type { AnyTool } from '../tools/define-tool.js';
 import type { Chain } from './create-chain.js';
-import { checkModel, integerAtLeast, optionalPositive } from './option-checks.js';
+import { checkModel, integerAtLeast, optionalDelay, optionalPositive } from './option-checks.js';
 
 /**
  * A planner of your own: given the round's context (SPEC T3), return the plan as an object,
@@ -41,7 +41,7 @@ export interface ToolLoopOptions {
   readonly timeout?: number;
   /** Extra attempts a round's planner gets after an answer that is not a plan (default 1). */
   readonly planRetries?: number;
-  /** Stream the default planner and stop reading at `nextAction: "response"` (default true). */
+  /** Read a streaming plan (the default planner's, or yours) only up to `nextAction: "response"` (default true). */
   readonly instant?: boolean;
   /**
    * The final response: `true` for a call to `model`, a chain, a function, or `false` for
@@ -67,7 +67,7 @@ export function toolLoopConfig(
   }
   const maxRounds = integerAtLeast('maxRounds', options.maxRounds, 0, 5);
   optionalPositive('concurrency', options.concurrency, true);
-  const timeout = optionalPositive('timeout', options.timeout, false);
+  const timeout = optionalDelay('timeout', options.timeout);
   const planRetries = integerAtLeast('planRetries', options.planRetries, 0, 1);
   if (options.instant !== undefined && typeof options.instant !== 'boolean') {
     throw new ConfigError('instant', `must be a boolean; got ${String(options.instant)}`);

@@ -29,6 +29,7 @@ const graph = loopGraph();
 const UNTAKEN: Record<string, string> = {
   'nextRound always#0 [hasNoTools] → converging': 'a loop without tools: its own test below',
   'converging always#1 → done': 'a loop without a final response: its own test below',
+  'planned always#0 [isPlanOnly] → done': 'planOnly(): its own test below',
 };
 
 describe(`tool-loop machine: ${paths.length} simple paths (${finalPaths.length} end in a final state)`, () => {
@@ -146,6 +147,20 @@ describe(`tool-loop machine: ${paths.length} simple paths (${finalPaths.length} 
         const { transitions } = await replayPath(done, toolLoopMachine, config, input);
         expect(transitions.has(transition)).toBe(true);
       }
+    });
+
+    it('planOnly stops after the first plan, and never executes', async () => {
+      const config = { ...PATH_CONFIG, planOnly: true, respond: false };
+      const paths = simplePaths(toolLoopMachine, config);
+      expect(paths.some((p) => p.state.matches({ running: 'executing' }))).toBe(false);
+      const path = paths.find((p) => pathName(p) === 'planExecute ⇒ done') as LoopPath;
+      expect(path.state.output).toMatchObject({
+        status: 'done',
+        stopReason: 'plan-only',
+        rounds: 0,
+      });
+      const { transitions } = await replayPath(path, toolLoopMachine, config);
+      expect(transitions.has('planned always#0 [isPlanOnly] → done')).toBe(true);
     });
 
     it('without a final response, converging ends the loop in done', async () => {

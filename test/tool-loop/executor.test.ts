@@ -328,8 +328,8 @@ describe('abort (T6, C14)', () => {
     const partial = partialOf(error);
     expect(partial.toolLogs.map((r) => r.kwargs)).toEqual([{ id: 'early' }, { id: 'quick' }]);
     expect(partial.toolLogs.every((r) => r.success)).toBe(true);
-    expect(partial.output.status).toBe('failed');
-    expect(partial.output.rounds).toBe(1);
+    expect(partial.output?.status).toBe('failed');
+    expect(partial.output?.rounds).toBe(1);
     // The run did not go on planning after the abort.
     await flush();
     expect(planner).toHaveBeenCalledTimes(2);

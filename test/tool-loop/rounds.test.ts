@@ -367,8 +367,8 @@ describe('a planner answer that is not a plan', () => {
     expect(error.message).toContain('round 2');
     const partial = partialOf(error);
     expect(partial.toolLogs).toEqual([record('a')]);
-    expect(partial.output.status).toBe('failed');
-    expect(partial.output.rounds).toBe(1);
+    expect(partial.output?.status).toBe('failed');
+    expect(partial.output?.rounds).toBe(1);
   });
 
   it('rejects with a ProtocolError after two malformed answers with the default planRetries', async () => {

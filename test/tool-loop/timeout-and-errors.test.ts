@@ -258,7 +258,7 @@ describe('errors of the planner and the final response', () => {
     expect(partial.usage).toEqual({ inputTokens: 13, outputTokens: 7, totalTokens: 20 });
     expect(partial.toolLogs.map((r) => r.result)).toEqual(['page a']);
     expect(partial.output).toMatchObject({ status: 'failed', rounds: 1 });
-    expect(partial.output.plans.map((p) => p.plan.nextAction)).toEqual(['execute', 'response']);
+    expect(partial.output?.plans.map((p) => p.plan.nextAction)).toEqual(['execute', 'response']);
   });
 
   it('a failing chain responder is a ChainError with the chain error as cause', async () => {

@@ -1,0 +1,52 @@
+import { type AnyActorRef, type OutputFrom, type SnapshotFrom, toPromise } from 'xstate';
+import { reasonText } from './run-errors.js';
+
+/** A controller that aborts when `outer` does; `unlink` detaches it from a long-lived `outer`. */
+export interface LinkedController {
+  readonly controller: AbortController;
+  readonly unlink: () => void;
+}
+
+export function linkedController(outer: AbortSignal | undefined): LinkedController {
+  const controller = new AbortController();
+  if (!outer) return { controller, unlink: () => {} };
+  if (outer.aborted) {
+    controller.abort(outer.reason);
+    return { controller, unlink: () => {} };
+  }
+  const onAbort = () => controller.abort(outer.reason);
+  outer.addEventListener('abort', onAbort, { once: true });
+  return { controller, unlink: () => outer.removeEventListener('abort', onAbort) };
+}
+
+export interface RunActorOptions<A extends AnyActorRef> {
+  /** Aborting sends the machine `ABORT` (with the reason's words): the machine decides what follows. */
+  readonly signal?: AbortSignal | undefined;
+  readonly onSnapshot?: ((snapshot: SnapshotFrom<A>) => void) | undefined;
+}
+
+/**
+ * Starts `actor` and resolves with its output once it reaches a final state. The caller's
+ * signal is forwarded as an `ABORT` event, and every listener is removed however it ends, so
+ * a long-lived signal shared by many runs collects nothing.
+ */
+export async function runActor<A extends AnyActorRef>(
+  actor: A,
+  options: RunActorOptions<A>,
+): Promise<OutputFrom<A>> {
+  const { signal, onSnapshot } = options;
+  const onAbort = () => actor.send({ type: 'ABORT', reason: reasonText(signal?.reason) });
+  signal?.addEventListener('abort', onAbort, { once: true });
+  const subscription = onSnapshot
+    ? actor.subscribe({ next: onSnapshot, error: () => {} })
+    : undefined;
+  try {
+    const done = toPromise(actor);
+    actor.start();
+    if (signal?.aborted) onAbort();
+    return (await done) as OutputFrom<A>;
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+    subscription?.unsubscribe();
+  }
+}
