@@ -152,6 +152,12 @@ export {
   type ToolLoopRunOptions,
   type ToolLoopStreamEvent,
 } from './runtime/create-tool-loop.js';
+export {
+  formatRunDetails,
+  type ModelCallDetail,
+  type RunDetails,
+  type ToolCallDetail,
+} from './runtime/run-details.js';
 export { STOP_STREAM_TOOL } from './runtime/run-tools.js';
 export type { Planner, Responder, ToolLoopOptions } from './runtime/tool-loop-options.js';
 export { toJsonSchema } from './schema.js';

@@ -49,6 +49,7 @@ import type { Usage } from '../usage.js';
 import { type ChainOptions, chainConfig } from './chain-options.js';
 import { EventQueue } from './event-queue.js';
 import { linkedController, runActor } from './run-actor.js';
+import { type RunDetails, RunRecorder, withDetails } from './run-details.js';
 import { modelCallError } from './run-errors.js';
 import { RunTools } from './run-tools.js';
 
@@ -77,6 +78,8 @@ export interface ChainResult<T> {
   readonly steps: readonly ChainStep[];
   readonly mutationLog: MutationLog;
   readonly intermediateResults: Readonly<Record<string, unknown>>;
+  /** Every model call (compiled request, response, usage, latency) and tool call of the run (SPEC A5). */
+  details(): RunDetails;
 }
 
 export type ChainStreamEvent =
@@ -85,12 +88,14 @@ export type ChainStreamEvent =
   | { readonly type: 'tool-call'; readonly toolCall: ToolCall }
   | { readonly type: 'tool-result'; readonly result: ToolResult }
   | { readonly type: 'warning'; readonly kind: 'iterations' | 'tokens'; readonly text: string }
-  | { readonly type: 'final'; readonly output: ChainOutput };
+  | { readonly type: 'final'; readonly output: ChainOutput; readonly details: RunDetails };
 
 /** Fatal chain errors keep the whole partial run: transcript, usage and steps. */
 export interface ChainPartialResult extends PartialResult {
   readonly steps: readonly ChainStep[];
   readonly output: ChainOutput;
+  /** Every model call and tool call made before the failure (SPEC A5). */
+  readonly details: RunDetails;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: any actor system, whatever its actors.
@@ -162,9 +167,11 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
     readonly controller: AbortController;
     readonly tools: RunTools;
     readonly onPart: PartListener | undefined;
+    /** Every model call and tool call of the run, for `details()` (SPEC A5). */
+    readonly recorder: RunRecorder;
   }
   const resources = new WeakMap<AnyActorSystem, RunResources>();
-  const newResources = (onPart?: PartListener): RunResources => {
+  const newResources = (onPart?: PartListener, recorder = new RunRecorder()): RunResources => {
     const controller = new AbortController();
     setMaxListeners(0, controller.signal); // every concurrent tool call listens to it
     const tools = new RunTools({
@@ -173,34 +180,35 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
       concurrency: options.toolConcurrency,
       timeoutMs: options.toolTimeoutMs,
       streamBatchSize: options.streamBatchSize ?? 5,
+      onCallDone: (done) =>
+        recorder.toolCall(done.call, done.result, done.executor, done.startedAt, done.endedAt),
     });
-    return { controller, tools, onPart };
+    return { controller, tools, onPart, recorder };
   };
   const dispose = (run: RunResources) => {
     run.controller.abort(RUN_ENDED);
+    run.recorder.finish();
     return run.tools.close();
   };
 
-  async function callModel(
-    input: CallModelInput,
-    tools: RunTools,
-    signal: AbortSignal,
-    onPart?: PartListener,
-  ) {
-    const specs = await tools.specs(signal);
+  async function callModel(input: CallModelInput, run: RunResources, signal: AbortSignal) {
+    const specs = await run.tools.specs(signal);
     const request: ModelRequest = {
       ...options.modelSettings,
       messages: input.messages,
       ...(specs.length && { tools: specs }),
       ...(responseFormat && { responseFormat }),
     };
-    if (!onPart) return model.generate(request, { signal });
-    const collector = new ResponseCollector();
-    for await (const part of model.stream(request, { signal })) {
-      onPart(part, input.iteration);
-      collector.add(part);
-    }
-    return collector.response();
+    const { onPart } = run;
+    return run.recorder.modelCall(`generation ${input.iteration}`, request, async () => {
+      if (!onPart) return model.generate(request, { signal });
+      const collector = new ResponseCollector();
+      for await (const part of model.stream(request, { signal })) {
+        onPart(part, input.iteration);
+        collector.add(part);
+      }
+      return collector.response();
+    });
   }
 
   // The one actor a run's machine invokes: it performs each effect the machine requests and
@@ -210,7 +218,7 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
     // A chain invoked from an app's machine has no run() around it: it owns its resources.
     const owned = resources.get(system) ? undefined : newResources();
     const run = (resources.get(system) ?? owned) as RunResources;
-    const { controller, tools, onPart } = run;
+    const { controller, tools } = run;
     const answer = (type: ChainEffectRequest['type'], work: () => Promise<unknown>) => {
       work().then(
         (output) => {
@@ -225,7 +233,7 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
       const { signal } = controller;
       switch (request.type) {
         case 'callModel':
-          return answer('callModel', () => callModel(request.input, tools, signal, onPart));
+          return answer('callModel', () => callModel(request.input, run, signal));
         case 'executeTools':
           return answer('executeTools', () => tools.execute(request.input.calls, signal));
         case 'validateResult':
@@ -287,6 +295,7 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
   async function run(
     runInput: string | ChainRunInput,
     runOptions: ChainRunOptions,
+    recorder: RunRecorder,
     onPart?: PartListener,
     onSnapshot?: (snapshot: ChainSnapshot) => void,
   ): Promise<ChainOutput> {
@@ -294,7 +303,7 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
       input: input(runInput),
       ...(runOptions.inspect && { inspect: runOptions.inspect }),
     });
-    const runResources = newResources(onPart);
+    const runResources = newResources(onPart, recorder);
     resources.set(actor.system, runResources);
     try {
       return await runActor(actor, { signal: runOptions.signal, onSnapshot });
@@ -306,6 +315,7 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
         transcript: context.transcript.toArray(),
         usage: context.usage,
         steps: context.steps,
+        details: recorder.details(),
       };
       throw new ChainError(
         `The chain machine failed: ${error instanceof Error ? error.message : String(error)}`,
@@ -323,7 +333,8 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
     machine,
     input,
     async invoke(runInput, runOptions = {}) {
-      return settle<T>(await run(runInput, runOptions));
+      const recorder = new RunRecorder();
+      return settle<T>(await run(runInput, runOptions, recorder), recorder);
     },
     stream(runInput, runOptions = {}) {
       // Breaking out of the loop stops the run: nobody would read what it spends tokens on.
@@ -358,11 +369,12 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
         if (part.type === 'text-delta')
           queue.push({ type: 'text-delta', delta: part.delta, iteration });
       };
-      run(runInput, { ...runOptions, signal: stop.signal }, onPart, onSnapshot)
+      const recorder = new RunRecorder();
+      run(runInput, { ...runOptions, signal: stop.signal }, recorder, onPart, onSnapshot)
         .then(
           (output) => {
-            queue.push({ type: 'final', output });
-            if (output.status === 'failed') queue.end(errorOf(output));
+            queue.push({ type: 'final', output, details: recorder.details() });
+            if (output.status === 'failed') queue.end(errorOf(output, recorder));
             else queue.end();
           },
           (error) => queue.end(error),
@@ -388,8 +400,8 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
 const RUN_ENDED = new AbortError('The run ended before this effect finished');
 
 /** The result of a succeeded run, or the typed error of a failed one (with the partial run). */
-function settle<T>(output: ChainOutput): ChainResult<T> {
-  if (output.status === 'failed') throw errorOf(output);
+function settle<T>(output: ChainOutput, recorder: RunRecorder): ChainResult<T> {
+  if (output.status === 'failed') throw errorOf(output, recorder);
   const {
     status,
     result,
@@ -401,27 +413,34 @@ function settle<T>(output: ChainOutput): ChainResult<T> {
     mutationLog,
     intermediateResults,
   } = output;
-  return {
-    status,
-    result: result as T,
-    text,
-    transcript: transcript.toArray(),
-    usage,
-    iterations,
-    steps,
-    mutationLog,
-    intermediateResults,
-  };
+  return withDetails(
+    {
+      status,
+      result: result as T,
+      text,
+      transcript: transcript.toArray(),
+      usage,
+      iterations,
+      steps,
+      mutationLog,
+      intermediateResults,
+    },
+    recorder,
+  );
 }
 
 /** Maps a failure's code to its error class, carrying the partial run. */
-function errorOf(output: Extract<ChainOutput, { status: 'failed' }>): StatecraftError {
+function errorOf(
+  output: Extract<ChainOutput, { status: 'failed' }>,
+  recorder: RunRecorder,
+): StatecraftError {
   const { failure } = output;
   const partial: ChainPartialResult = {
     transcript: output.transcript.toArray(),
     usage: output.usage,
     steps: output.steps,
     output,
+    details: recorder.details(),
   };
   const options = { partial, ...(failure.cause !== undefined && { cause: failure.cause }) };
   switch (failure.code) {

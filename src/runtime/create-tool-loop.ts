@@ -40,7 +40,7 @@ import { ResponseCollector } from '../model/collect-stream.js';
 import type { ModelRequest, StreamPart } from '../model/language-model.js';
 import { responseText } from '../model/language-model.js';
 import { jsonCandidates } from '../structured/extract-json.js';
-import { readPlanStream } from '../tool-loop/instant-plan.js';
+import { readPlanStream, type StreamedPlan } from '../tool-loop/instant-plan.js';
 import { isRecord, type Plan } from '../tool-loop/plan.js';
 import {
   type PlannerContext,
@@ -55,6 +55,7 @@ import { isAsyncIterable } from './async-iterable.js';
 import { EventQueue } from './event-queue.js';
 import { executeCommands } from './execute-commands.js';
 import { linkedController, runActor } from './run-actor.js';
+import { type RunDetails, RunRecorder, withDetails } from './run-details.js';
 import { modelCallError, reasonText } from './run-errors.js';
 import { type ToolLoopOptions, toolLoopConfig } from './tool-loop-options.js';
 
@@ -90,6 +91,8 @@ export interface ToolLoopResult {
   readonly toolLogs: readonly ToolExecutionRecord[];
   /** Tokens spent by the planner and the final response. */
   readonly usage: Usage;
+  /** Every model call (compiled request, response, usage, latency) and tool call of the run (SPEC A5). */
+  details(): RunDetails;
 }
 
 export type ToolLoopStreamEvent =
@@ -109,13 +112,15 @@ export type ToolLoopStreamEvent =
       readonly record: ToolExecutionRecord;
     }
   | { readonly type: 'text-delta'; readonly delta: string }
-  | { readonly type: 'final'; readonly output: ToolLoopOutput };
+  | { readonly type: 'final'; readonly output: ToolLoopOutput; readonly details: RunDetails };
 
 /** A failed loop keeps what it did: the records so far, usage, and the machine's output. */
 export interface ToolLoopPartialResult extends PartialResult {
   readonly toolLogs: readonly ToolExecutionRecord[];
   /** The machine's output; absent only when the machine itself crashed. */
   readonly output?: ToolLoopOutput;
+  /** Every model call and tool call made before the failure (SPEC A5). */
+  readonly details: RunDetails;
 }
 
 export interface ToolLoop {
@@ -155,18 +160,28 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
   const responseFormat = planResponseFormat(specs);
   const instant = options.instant ?? true;
   const respond = options.respond ?? model !== undefined;
-  // Where the final response's text deltas go in a run started by stream(), found by the
-  // run's actor system.
-  const deltaListeners = new WeakMap<AnyActorSystem, (delta: string) => void>();
+  // What a run started by invoke(), stream() or planOnly() gives its actors, found by the
+  // run's actor system: where the final response's text deltas go (stream()), and the
+  // recorder of its model and tool calls (details()). A loop invoked from an app's machine
+  // has neither.
+  interface RunHooks {
+    readonly recorder: RunRecorder;
+    readonly onDelta?: (delta: string) => void;
+  }
+  const runs = new WeakMap<AnyActorSystem, RunHooks>();
 
-  async function plan(context: PlannerContext, signal: AbortSignal): Promise<PlanOutcome> {
+  async function plan(
+    context: PlannerContext,
+    signal: AbortSignal,
+    recorder: RunRecorder | undefined,
+  ): Promise<PlanOutcome> {
     throwIfAborted(signal);
     if (planner) {
       const answer = await planner(context, { signal });
       if (isAsyncIterable(answer)) {
         // A planner of your own that streams: read early with `instant`, whole without.
         return instant
-          ? streamedPlan(textParts(answer), () => {})
+          ? planOf(await readPlanStream(textParts(answer), () => {}))
           : parsedPlan(await joinText(answer), ZERO_USAGE);
       }
       if (typeof answer === 'string') return parsedPlan(answer, ZERO_USAGE);
@@ -177,26 +192,41 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
       messages: Transcript.from(plannerMessages(context)),
       responseFormat,
     };
+    const purpose = `plan round ${context.roundIndex + 1}`;
     if (!instant) {
-      const response = await model.generate(request, { signal });
+      const call = () => model.generate(request, { signal });
+      const response = await (recorder ? recorder.modelCall(purpose, request, call) : call());
       return parsedPlan(responseText(response), response.usage);
     }
     // Our own controller, so deciding early can cancel the provider call without ending the run.
     const { controller: early, unlink } = linkedController(signal);
+    const recording = recorder?.startModelCall(purpose, request);
     try {
-      return await streamedPlan(model.stream(request, { signal: early.signal }), () =>
+      const streamed = await readPlanStream(model.stream(request, { signal: early.signal }), () =>
         early.abort(DECIDED_EARLY),
       );
+      recording?.answered({
+        content: [{ type: 'text', text: streamed.text }],
+        usage: streamed.usage,
+        finishReason: streamed.shortCircuited
+          ? { unified: 'other', raw: 'decided on nextAction: response; the rest was not read' }
+          : { unified: 'stop', raw: undefined },
+      });
+      return planOf(streamed);
+    } catch (error) {
+      recording?.failed(error);
+      throw error;
     } finally {
       unlink();
     }
   }
 
-  const planActor = fromPromise<PlanOutcome, PlannerContext>(({ input, signal }) =>
-    plan(input, signal),
+  const planActor = fromPromise<PlanOutcome, PlannerContext>(({ input, signal, system }) =>
+    plan(input, signal, runs.get(system)?.recorder),
   );
 
-  const executeActor = fromCallback<EventObject, ExecuteInput>(({ input, sendBack }) => {
+  const executeActor = fromCallback<EventObject, ExecuteInput>(({ input, sendBack, system }) => {
+    const recorder = runs.get(system)?.recorder;
     const controller = new AbortController();
     setMaxListeners(0, controller.signal); // every running tool listens to it
     const send = (event: ExecuteEvent) => {
@@ -208,6 +238,10 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
       signal: controller.signal,
       idPrefix: `round${input.roundIndex + 1}`,
       onRecord: (index, record) => send({ type: 'execute.record', index, record }),
+      ...(recorder && {
+        onCallDone: (call, result, startedAt, endedAt) =>
+          recorder.toolCall(call, result, 'local', startedAt, endedAt),
+      }),
     }).then(
       (records) => send({ type: 'execute.done', records }),
       (error: unknown) => send({ type: 'execute.error', error }),
@@ -241,28 +275,28 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
         const answer = await respond.invoke({ messages }, { signal });
         return { text: answer.text, result: answer.result, usage: answer.usage };
       }
-      return respondWithModel(messages, signal, deltaListeners.get(system));
+      return respondWithModel(messages, signal, runs.get(system));
     },
   );
 
   async function respondWithModel(
     messages: Message[],
     signal: AbortSignal,
-    onDelta: ((delta: string) => void) | undefined,
+    hooks: RunHooks | undefined,
   ): Promise<ResponseOutcome> {
     if (!model) throw new Error('unreachable: toolLoopConfig requires a model to respond with');
     const request: ModelRequest = { messages: Transcript.from(messages) };
-    let response: Awaited<ReturnType<typeof model.generate>>;
-    if (onDelta) {
+    const onDelta = hooks?.onDelta;
+    const call = async () => {
+      if (!onDelta) return model.generate(request, { signal });
       const collector = new ResponseCollector();
       for await (const part of model.stream(request, { signal })) {
         if (part.type === 'text-delta') onDelta(part.delta);
         collector.add(part);
       }
-      response = collector.response();
-    } else {
-      response = await model.generate(request, { signal });
-    }
+      return collector.response();
+    };
+    const response = await (hooks ? hooks.recorder.modelCall('respond', request, call) : call());
     const text = responseText(response);
     return { text, result: text, usage: response.usage };
   }
@@ -289,6 +323,7 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
   async function run(
     loopInput: ToolLoopInput,
     runOptions: ToolLoopRunOptions,
+    recorder: RunRecorder,
     onDelta?: (delta: string) => void,
     onSnapshot?: (snapshot: ToolLoopSnapshot) => void,
   ): Promise<ToolLoopOutput> {
@@ -299,7 +334,7 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
       input: loopInput,
       ...(runOptions.inspect && { inspect: runOptions.inspect }),
     });
-    if (onDelta) deltaListeners.set(actor.system, onDelta);
+    runs.set(actor.system, { recorder, ...(onDelta && { onDelta }) });
     try {
       return await runActor(actor, { signal, onSnapshot });
     } catch (error) {
@@ -309,6 +344,7 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
         transcript: [],
         usage: context.usage,
         toolLogs: context.donePlans,
+        details: recorder.details(),
       };
       throw new ChainError(
         `The tool loop machine failed: ${error instanceof Error ? error.message : String(error)}`,
@@ -316,6 +352,7 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
       );
     } finally {
       actor.stop();
+      recorder.finish();
     }
   }
 
@@ -323,7 +360,8 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
     machine,
     input,
     async invoke(runInput, runOptions = {}) {
-      return settle(await run(input(runInput), runOptions));
+      const recorder = new RunRecorder();
+      return settle(await run(input(runInput), runOptions, recorder), recorder);
     },
     stream(runInput, runOptions = {}) {
       const loopInput = input(runInput);
@@ -358,11 +396,12 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
         };
       };
       const onDelta = (delta: string) => queue.push({ type: 'text-delta', delta });
-      run(loopInput, { ...runOptions, signal: stop.signal }, onDelta, onSnapshot)
+      const recorder = new RunRecorder();
+      run(loopInput, { ...runOptions, signal: stop.signal }, recorder, onDelta, onSnapshot)
         .then(
           (output) => {
-            queue.push({ type: 'final', output });
-            if (output.status === 'failed') queue.end(errorOf(output));
+            queue.push({ type: 'final', output, details: recorder.details() });
+            if (output.status === 'failed') queue.end(errorOf(output, recorder));
             else queue.end();
           },
           (error) => queue.end(error),
@@ -373,11 +412,13 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
     async planOnly(runInput, runOptions = {}) {
       // The same machine, told to stop after its first plan: the same stop conditions,
       // retries, timeout and errors as a run.
+      const recorder = new RunRecorder();
       const output = await run(
         input(runInput, { ...config, planOnly: true, respond: false }),
         runOptions,
+        recorder,
       );
-      if (output.status === 'failed') throw errorOf(output);
+      if (output.status === 'failed') throw errorOf(output, recorder);
       return output.plans[0]?.plan ?? { nextAction: 'response', executionCommands: [] };
     },
   };
@@ -388,11 +429,8 @@ const DECIDED_EARLY = new AbortError('The plan was decided from its first field'
 /** The abort reason tools see when the loop leaves `executing` before they finish. */
 const LOOP_LEFT = new AbortError('The tool loop stopped before this tool finished');
 
-async function streamedPlan(
-  parts: AsyncIterable<StreamPart>,
-  stop: () => void,
-): Promise<PlanOutcome> {
-  const streamed = await readPlanStream(parts, stop);
+/** A plan read from a stream: decided early, or parsed from the whole text. */
+function planOf(streamed: StreamedPlan): PlanOutcome {
   if (streamed.shortCircuited) {
     return { raw: { nextAction: 'response' }, usage: streamed.usage, shortCircuited: true };
   }
@@ -445,30 +483,37 @@ function stateName(value: unknown): string {
   return child === undefined ? String(parent) : `${parent}.${stateName(child)}`;
 }
 
-function settle(output: ToolLoopOutput): ToolLoopResult {
-  if (output.status === 'failed') throw errorOf(output);
-  return {
-    status: 'done',
-    answer: output.response?.text,
-    result: output.response?.result,
-    stopReason: output.stopReason,
-    rounds: output.rounds,
-    plans: output.plans,
-    actionResults: output.convergence?.actionResults ?? {},
-    extraInstruction: output.convergence?.extraInstruction,
-    toolLogs: output.toolLogs,
-    usage: output.usage,
-  };
+function settle(output: ToolLoopOutput, recorder: RunRecorder): ToolLoopResult {
+  if (output.status === 'failed') throw errorOf(output, recorder);
+  return withDetails(
+    {
+      status: 'done',
+      answer: output.response?.text,
+      result: output.response?.result,
+      stopReason: output.stopReason,
+      rounds: output.rounds,
+      plans: output.plans,
+      actionResults: output.convergence?.actionResults ?? {},
+      extraInstruction: output.convergence?.extraInstruction,
+      toolLogs: output.toolLogs,
+      usage: output.usage,
+    },
+    recorder,
+  );
 }
 
 /** Maps a failure to its error class, carrying the records so far. */
-function errorOf(output: Extract<ToolLoopOutput, { status: 'failed' }>): StatecraftError {
+function errorOf(
+  output: Extract<ToolLoopOutput, { status: 'failed' }>,
+  recorder: RunRecorder,
+): StatecraftError {
   const { failure } = output;
   const partial: ToolLoopPartialResult = {
     transcript: [],
     usage: output.usage,
     toolLogs: output.toolLogs,
     output,
+    details: recorder.details(),
   };
   const options = { partial, ...(failure.cause !== undefined && { cause: failure.cause }) };
   switch (failure.code) {

@@ -14,6 +14,13 @@ export interface ExecuteCommandsOptions {
   readonly signal: AbortSignal;
   /** Called as each command finishes, in finishing order. */
   readonly onRecord?: (index: number, record: ToolExecutionRecord) => void;
+  /** Told of every finished call with its timing (`performance.now()`), for details(). */
+  readonly onCallDone?: (
+    call: ToolCall,
+    result: ToolResult,
+    startedAt: number,
+    endedAt: number,
+  ) => void;
   /** Prefix of the call ids, unique per round. */
   readonly idPrefix: string;
 }
@@ -36,10 +43,10 @@ export async function executeCommands(
       name: command.toolName,
       arguments: command.toolKwargs,
     };
-    const record = recordOf(
-      command,
-      await settleStream(await registry.run(call, { signal }), signal),
-    );
+    const startedAt = performance.now();
+    const result = await settleStream(await registry.run(call, { signal }), signal);
+    options.onCallDone?.(call, result, startedAt, performance.now());
+    const record = recordOf(command, result);
     onRecord?.(index, record);
     return record;
   };

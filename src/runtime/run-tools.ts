@@ -21,6 +21,14 @@ export interface RunToolsOptions {
   readonly timeoutMs: number | undefined;
   /** Items read from a streaming tool per step. */
   readonly streamBatchSize: number;
+  /** Told of every finished call, with who ran it and when (`performance.now()` times). */
+  readonly onCallDone?: (done: {
+    readonly call: ToolCall;
+    readonly result: ToolResult;
+    readonly executor: string;
+    readonly startedAt: number;
+    readonly endedAt: number;
+  }) => void;
 }
 
 interface OpenStream {
@@ -55,6 +63,8 @@ export class RunTools {
   readonly #streams = new Map<string, OpenStream>();
   /** Signal links of calls whose result is a stream: kept until the stream closes. */
   readonly #links = new Map<string, StreamLink>();
+  /** Calls sent to the remote executor, by id, with its name: for onCallDone. */
+  readonly #remoteCalls = new Map<string, string>();
   readonly #limit: ((fn: () => Promise<ToolResult>) => Promise<ToolResult>) | undefined;
   #remoteTools:
     | { remote: RemoteToolExecutor; specs: Promise<readonly ToolSpec[] | undefined> }
@@ -85,7 +95,7 @@ export class RunTools {
     const step = ++this.#step;
     const results = await Promise.all(
       calls.map((call) =>
-        this.#limit ? this.#limit(() => this.#runOne(call, signal)) : this.#runOne(call, signal),
+        this.#limit ? this.#limit(() => this.#timed(call, signal)) : this.#timed(call, signal),
       ),
     );
     let openedStream = false;
@@ -156,6 +166,18 @@ export class RunTools {
     }
   }
 
+  /** #runOne, reported to onCallDone with its timing and executor. */
+  async #timed(call: ToolCall, signal: AbortSignal): Promise<ToolResult> {
+    const { onCallDone } = this.#options;
+    if (!onCallDone) return this.#runOne(call, signal);
+    const startedAt = performance.now();
+    const result = await this.#runOne(call, signal);
+    const executor = this.#remoteCalls.get(call.id) ?? 'local';
+    this.#remoteCalls.delete(call.id);
+    onCallDone({ call, result, executor, startedAt, endedAt: performance.now() });
+    return result;
+  }
+
   async #runOne(call: ToolCall, runSignal: AbortSignal): Promise<ToolResult> {
     if (call.name === STOP_STREAM_TOOL) return this.#stop(call);
     const { timeoutMs } = this.#options;
@@ -206,6 +228,7 @@ export class RunTools {
         success: false,
         error,
       });
+      this.#remoteCalls.set(call.id, remote.name);
       try {
         // Raced against the signal: a remote that ignores it must not hold the run.
         const result = await raceAbort(

@@ -1,0 +1,196 @@
+import type { Message, ToolCall, ToolResult } from '../messages.js';
+import type { ModelRequest, ModelResponse } from '../model/language-model.js';
+import { addUsage, type Usage, ZERO_USAGE } from '../usage.js';
+
+// SPEC A5: a debug view of a run — every model call with its compiled request, response,
+// usage and latency, every tool call with its result — as plain JSON, and a printer for it.
+
+export interface ModelCallDetail {
+  /** 1-based, in call order. */
+  readonly index: number;
+  /** What the call was for: the chain's generation, or a tool loop's `plan` / `respond`. */
+  readonly purpose: string;
+  /** Milliseconds after the run started. */
+  readonly startedAtMs: number;
+  readonly latencyMs: number;
+  /** The compiled request: messages as sent, tool names, response format. */
+  readonly request: {
+    readonly messages: readonly Message[];
+    readonly tools: readonly string[];
+    readonly responseFormat?: ModelRequest['responseFormat'];
+  };
+  /** Undefined when the call failed. */
+  readonly response?: ModelResponse;
+  readonly error?: string;
+  readonly usage: Usage;
+}
+
+export interface ToolCallDetail {
+  readonly index: number;
+  readonly call: ToolCall;
+  readonly result: ToolResult;
+  /** `local`, or the name of the remote executor that ran it. */
+  readonly executor: string;
+  readonly startedAtMs: number;
+  readonly latencyMs: number;
+}
+
+export interface RunDetails {
+  readonly modelCalls: readonly ModelCallDetail[];
+  readonly toolCalls: readonly ToolCallDetail[];
+  /** Summed over the model calls that answered. */
+  readonly usage: Usage;
+  readonly durationMs: number;
+}
+
+export interface ModelCallRecording {
+  answered(response: ModelResponse): void;
+  failed(error: unknown): void;
+}
+
+/** Collects a run's details as its effects happen; one per run. */
+export class RunRecorder {
+  readonly #start = performance.now();
+  #end: number | undefined;
+  readonly #modelCalls: ModelCallDetail[] = [];
+  readonly #toolCalls: ToolCallDetail[] = [];
+  /** Model calls started and not yet ended, so indexes follow the order calls start in. */
+  #pending = 0;
+
+  /** Times one model call and records it, whether it answers or fails. */
+  async modelCall(
+    purpose: string,
+    request: ModelRequest,
+    call: () => Promise<ModelResponse>,
+  ): Promise<ModelResponse> {
+    const recording = this.startModelCall(purpose, request);
+    try {
+      const response = await call();
+      recording.answered(response);
+      return response;
+    } catch (error) {
+      recording.failed(error);
+      throw error;
+    }
+  }
+
+  /** For calls whose answer is not a ModelResponse as such (a plan read from a stream). */
+  startModelCall(purpose: string, request: ModelRequest): ModelCallRecording {
+    const started = performance.now();
+    const detail = {
+      index: this.#modelCalls.length + this.#pending + 1,
+      purpose,
+      startedAtMs: round(started - this.#start),
+      request: {
+        messages: request.messages.toArray(),
+        tools: (request.tools ?? []).map((tool) => tool.name),
+        ...(request.responseFormat && { responseFormat: request.responseFormat }),
+      },
+    };
+    this.#pending++;
+    const end = (rest: Pick<ModelCallDetail, 'response' | 'error' | 'usage'>) => {
+      this.#pending--;
+      this.#modelCalls.push({ ...detail, latencyMs: round(performance.now() - started), ...rest });
+    };
+    return {
+      answered: (response) => end({ response, usage: response.usage }),
+      failed: (error) =>
+        end({ error: error instanceof Error ? error.message : String(error), usage: ZERO_USAGE }),
+    };
+  }
+
+  toolCall(
+    call: ToolCall,
+    result: ToolResult,
+    executor: string,
+    startedAt: number,
+    endedAt: number,
+  ): void {
+    this.#toolCalls.push({
+      index: this.#toolCalls.length + 1,
+      call,
+      result,
+      executor,
+      startedAtMs: round(startedAt - this.#start),
+      latencyMs: round(endedAt - startedAt),
+    });
+  }
+
+  /** Marks the run's end: later calls of details() report the same duration. */
+  finish(): void {
+    this.#end ??= performance.now();
+  }
+
+  details(): RunDetails {
+    const modelCalls = [...this.#modelCalls].sort((a, b) => a.index - b.index);
+    return {
+      modelCalls,
+      toolCalls: [...this.#toolCalls].sort((a, b) => a.startedAtMs - b.startedAtMs),
+      usage: modelCalls.reduce((sum, call) => addUsage(sum, call.usage), ZERO_USAGE),
+      durationMs: round((this.#end ?? performance.now()) - this.#start),
+    };
+  }
+}
+
+/**
+ * `result` with a `details()` method that is not enumerable: results stay plain data for
+ * `toEqual`, JSON and spreading, and the details are one call away.
+ */
+export function withDetails<R extends object>(
+  result: R,
+  recorder: RunRecorder,
+): R & { details(): RunDetails } {
+  return Object.defineProperty(result, 'details', {
+    value: () => recorder.details(),
+    enumerable: false,
+  }) as R & { details(): RunDetails };
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 10) / 10;
+}
+
+/**
+ * The details as text for a terminal: one line per model call and tool call, in the order
+ * they started, then the totals.
+ */
+export function formatRunDetails(details: RunDetails): string {
+  const events = [
+    ...details.modelCalls.map((call) => ({ at: call.startedAtMs, text: modelLine(call) })),
+    ...details.toolCalls.map((tool) => ({ at: tool.startedAtMs, text: toolLine(tool) })),
+  ].sort((a, b) => a.at - b.at);
+  const { usage } = details;
+  const totals =
+    `${details.modelCalls.length} model call(s), ${details.toolCalls.length} tool call(s), ` +
+    `${usage.totalTokens} tokens (${usage.inputTokens} in, ${usage.outputTokens} out), ${details.durationMs} ms`;
+  return [...events.map((event) => event.text), totals].join('\n');
+}
+
+function modelLine(call: ModelCallDetail): string {
+  const head = `[${ms(call.startedAtMs)}] model #${call.index} ${call.purpose}: ${call.request.messages.length} message(s)`;
+  if (!call.response) return `${head} → failed after ${call.latencyMs} ms: ${call.error}`;
+  const { usage, finishReason, content } = call.response;
+  const parts = content.map((part) =>
+    part.type === 'text'
+      ? `text ${JSON.stringify(clip(part.text))}`
+      : `call ${part.toolCall.name}(${clip(JSON.stringify(part.toolCall.arguments) ?? '')})`,
+  );
+  return `${head} → ${finishReason.unified} in ${call.latencyMs} ms, ${usage.inputTokens}+${usage.outputTokens} tokens${parts.length ? `\n    ${parts.join('\n    ')}` : ''}`;
+}
+
+function toolLine(tool: ToolCallDetail): string {
+  const { call, result } = tool;
+  const outcome = result.success
+    ? `✓ ${clip(JSON.stringify(result.output) ?? 'undefined')}`
+    : `✗ ${clip(result.error ?? 'failed')}`;
+  return `[${ms(tool.startedAtMs)}] tool ${call.name}(${clip(JSON.stringify(call.arguments) ?? '')}) on ${tool.executor}, ${tool.latencyMs} ms ${outcome}`;
+}
+
+function ms(value: number): string {
+  return `${value.toFixed(1).padStart(7)} ms`;
+}
+
+function clip(text: string, max = 80): string {
+  const flat = text.replace(/\s+/g, ' ');
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
