@@ -1,0 +1,254 @@
+import type OpenAI from 'openai';
+import { ConfigError } from '../../src/errors.js';
+import {
+  type CallOptions,
+  LANGUAGE_MODEL_VERSION,
+  type LanguageModel,
+  type ModelRequest,
+  type ModelResponse,
+  type StreamPart,
+} from '../../src/model/language-model.js';
+import { chatRequestParams, type MaxTokensField } from './openai/chat-request.js';
+import { chatResponse } from './openai/chat-response.js';
+import { ChatStreamMapper } from './openai/chat-stream.js';
+import { type OpenAIModelOptions, resolveClient } from './openai/client-options.js';
+import { abortError, toStatecraftError } from './openai/errors.js';
+import { responsesRequestParams } from './openai/responses-request.js';
+import { responsesResponse } from './openai/responses-response.js';
+import { ResponsesStreamMapper } from './openai/responses-stream.js';
+
+// The OpenAI adapters (SPEC A3): thin classes over the official SDK. What goes on the wire
+// and what comes back is decided by the pure mapping functions in ./openai/; these classes
+// only call the SDK, pass the abort signal, and turn its errors into ours. Retries are the
+// SDK's (`maxRetries`, with backoff and `retry-after`), never a loop of ours.
+
+export type { OpenAIModelOptions };
+
+export interface OpenAIChatModelOptions extends OpenAIModelOptions {
+  /** Default `openai`; an OpenAI-compatible server's name, also read from `providerOptions`. */
+  readonly provider?: string;
+  /** Default `max_completion_tokens`; `max_tokens` for servers that only know the older field. */
+  readonly maxTokensField?: MaxTokensField;
+}
+
+/** Shared by both classes: the client, its per-request options and the provider options. */
+abstract class OpenAIModelBase {
+  readonly specificationVersion = LANGUAGE_MODEL_VERSION;
+  readonly provider: string;
+  readonly modelId: string;
+  protected readonly client: OpenAI;
+  readonly #requestOptions: { readonly maxRetries?: number; readonly timeout?: number };
+  readonly #providerOptions: { readonly [key: string]: unknown } | undefined;
+
+  protected constructor(options: OpenAIModelOptions, api: 'chat' | 'responses', provider: string) {
+    const { client, requestOptions } = resolveClient(options, api);
+    this.client = client;
+    this.#requestOptions = requestOptions;
+    this.#providerOptions = options.providerOptions;
+    this.modelId = options.model;
+    this.provider = provider;
+  }
+
+  /**
+   * The provider options of one call: the model's own, then the request's `openai` ones,
+   * then (for an OpenAI-compatible server) the request's options under the server's name.
+   */
+  protected extra(request: ModelRequest): { readonly [key: string]: unknown } {
+    const perCall = request.providerOptions;
+    return {
+      ...this.#providerOptions,
+      ...perCall?.openai,
+      ...(this.provider !== 'openai' && perCall?.[this.provider]),
+    };
+  }
+
+  protected callOptions(signal: AbortSignal | undefined) {
+    if (signal?.aborted) throw abortError(signal);
+    return { ...this.#requestOptions, ...(signal && { signal }) };
+  }
+}
+
+/**
+ * A LanguageModel on OpenAI's Chat Completions API (`POST /chat/completions`), which every
+ * OpenAI-compatible server also speaks: set `baseURL`, or use `openAICompatible(...)`.
+ */
+export class OpenAIChatModel extends OpenAIModelBase implements LanguageModel {
+  readonly #maxTokensField: MaxTokensField;
+
+  constructor(options: OpenAIChatModelOptions) {
+    const provider = options?.provider ?? 'openai';
+    if (typeof provider !== 'string' || provider === '') {
+      throw new ConfigError('provider', 'must be a non-empty name, e.g. "ollama"');
+    }
+    const field = options?.maxTokensField ?? 'max_completion_tokens';
+    if (field !== 'max_completion_tokens' && field !== 'max_tokens') {
+      throw new ConfigError(
+        'maxTokensField',
+        `must be 'max_completion_tokens' or 'max_tokens'; got ${String(field)}`,
+      );
+    }
+    super(options, 'chat', provider);
+    this.#maxTokensField = field;
+  }
+
+  async generate(request: ModelRequest, options: CallOptions = {}): Promise<ModelResponse> {
+    const { signal } = options;
+    try {
+      const completion = await this.client.chat.completions.create(
+        this.#params(request),
+        this.callOptions(signal),
+      );
+      return chatResponse(completion);
+    } catch (error) {
+      throw toStatecraftError(error, signal);
+    }
+  }
+
+  async *stream(request: ModelRequest, options: CallOptions = {}): AsyncGenerator<StreamPart> {
+    const { signal } = options;
+    let chunks: AsyncIterable<OpenAI.Chat.ChatCompletionChunk>;
+    try {
+      chunks = await this.client.chat.completions.create(
+        { ...this.#params(request), stream: true, stream_options: { include_usage: true } },
+        this.callOptions(signal),
+      );
+    } catch (error) {
+      throw toStatecraftError(error, signal);
+    }
+    yield* streamParts(chunks, new ChatStreamMapper(), signal);
+  }
+
+  #params(request: ModelRequest) {
+    return chatRequestParams(request, {
+      model: this.modelId,
+      maxTokensField: this.#maxTokensField,
+      extra: this.extra(request),
+    });
+  }
+}
+
+/**
+ * A LanguageModel on OpenAI's Responses API (`POST /responses`). Stateless: every call sends
+ * the whole conversation (see responsesRequestParams).
+ */
+export class OpenAIResponsesModel extends OpenAIModelBase implements LanguageModel {
+  constructor(options: OpenAIModelOptions) {
+    super(options, 'responses', 'openai');
+  }
+
+  async generate(request: ModelRequest, options: CallOptions = {}): Promise<ModelResponse> {
+    const { signal } = options;
+    try {
+      const response = await this.client.responses.create(
+        this.#params(request),
+        this.callOptions(signal),
+      );
+      return responsesResponse(response);
+    } catch (error) {
+      throw toStatecraftError(error, signal);
+    }
+  }
+
+  async *stream(request: ModelRequest, options: CallOptions = {}): AsyncGenerator<StreamPart> {
+    const { signal } = options;
+    let events: AsyncIterable<OpenAI.Responses.ResponseStreamEvent>;
+    try {
+      events = await this.client.responses.create(
+        { ...this.#params(request), stream: true },
+        this.callOptions(signal),
+      );
+    } catch (error) {
+      throw toStatecraftError(error, signal);
+    }
+    yield* streamParts(events, new ResponsesStreamMapper(), signal);
+  }
+
+  #params(request: ModelRequest) {
+    return responsesRequestParams(request, { model: this.modelId, extra: this.extra(request) });
+  }
+}
+
+/**
+ * Maps an SDK stream through a mapper. The SDK ends its stream quietly when the request is
+ * aborted, so an abort is detected here and reported as one. Leaving the loop early (an
+ * abort, a consumer that stops reading) returns the SDK's iterator, which cancels the request.
+ */
+async function* streamParts<E>(
+  events: AsyncIterable<E>,
+  mapper: { push(event: E): StreamPart[]; end(): StreamPart[] },
+  signal: AbortSignal | undefined,
+): AsyncGenerator<StreamPart> {
+  try {
+    for await (const event of events) {
+      // Events the SDK had already buffered must not outlive the abort.
+      if (signal?.aborted) break;
+      yield* mapper.push(event);
+    }
+    if (signal?.aborted) throw abortError(signal);
+    yield* mapper.end();
+  } catch (error) {
+    throw toStatecraftError(error, signal);
+  }
+}
+
+export type OpenAICompatiblePreset = 'ollama' | 'vllm' | 'lmstudio' | 'llamacpp';
+
+export interface OpenAICompatibleOptions
+  extends Omit<OpenAIModelOptions, 'client' | 'organization'> {
+  /** Default: the server's documented local address (see `openAICompatible`). */
+  readonly baseURL?: string;
+  /** Default: a placeholder, for servers started without a key. */
+  readonly apiKey?: string;
+}
+
+/** Where each server listens by default, and the placeholder key its docs use. */
+export const OPENAI_COMPATIBLE_PRESETS: Readonly<
+  Record<OpenAICompatiblePreset, { readonly baseURL: string; readonly apiKey: string }>
+> = Object.freeze({
+  ollama: { baseURL: 'http://localhost:11434/v1', apiKey: 'ollama' },
+  vllm: { baseURL: 'http://localhost:8000/v1', apiKey: 'EMPTY' },
+  lmstudio: { baseURL: 'http://localhost:1234/v1', apiKey: 'lm-studio' },
+  llamacpp: { baseURL: 'http://localhost:8080/v1', apiKey: 'sk-no-key-required' },
+});
+
+/**
+ * An OpenAIChatModel for a local OpenAI-compatible server, at its documented default address.
+ * The server ignores the API key unless it was started with one; pass `apiKey` then.
+ *
+ * - `ollama` — Ollama (`ollama serve`), http://localhost:11434/v1; `model` is a pulled model,
+ *   e.g. `llama3.2`.
+ * - `vllm` — vLLM (`vllm serve <model>`), http://localhost:8000/v1; `model` is the served
+ *   model name; pass `apiKey` when started with `--api-key`.
+ * - `lmstudio` — LM Studio's local server, http://localhost:1234/v1; `model` is the loaded
+ *   model's identifier.
+ * - `llamacpp` — llama.cpp's `llama-server`, http://localhost:8080/v1; it serves the model it
+ *   was started with, whatever `model` says; pass `apiKey` when started with `--api-key`.
+ *
+ * `maxOutputTokens` is sent as `max_tokens`, the field these servers read. `provider` is the
+ * preset's name, and `providerOptions[preset]` (after `providerOptions.openai`) reaches the
+ * request, e.g. `{ ollama: { keep_alive: '5m' } }`.
+ */
+export function openAICompatible(
+  preset: OpenAICompatiblePreset,
+  options: OpenAICompatibleOptions,
+): OpenAIChatModel {
+  const defaults = Object.hasOwn(OPENAI_COMPATIBLE_PRESETS, preset)
+    ? OPENAI_COMPATIBLE_PRESETS[preset]
+    : undefined;
+  if (!defaults) {
+    throw new ConfigError(
+      'preset',
+      `must be one of ${Object.keys(OPENAI_COMPATIBLE_PRESETS).join(', ')}; got ${String(preset)}`,
+    );
+  }
+  if (typeof options !== 'object' || options === null) {
+    throw new ConfigError('options', 'needs an options object with at least a model');
+  }
+  return new OpenAIChatModel({
+    ...options,
+    baseURL: options.baseURL ?? defaults.baseURL,
+    apiKey: options.apiKey ?? defaults.apiKey,
+    provider: preset,
+    maxTokensField: 'max_tokens',
+  });
+}

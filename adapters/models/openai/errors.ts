@@ -1,0 +1,89 @@
+import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import { AbortError, ModelError, type StatecraftError } from '../../../src/errors.js';
+
+// SDK failures as statecraft errors. They arrive here after the SDK's own retries (its
+// `maxRetries`, with backoff and `retry-after`): `retryable` tells the caller whether trying
+// again later could help, it does not ask this adapter to retry.
+
+/** Statuses the SDK itself retries: timeout, lock conflict, rate limit, server errors. */
+export function isRetryableStatus(status: number): boolean {
+  return status === 408 || status === 409 || status === 429 || status >= 500;
+}
+
+/** Error codes of failures that are the provider's, not the request's. */
+const RETRYABLE_CODES = new Set(['server_error', 'rate_limit_exceeded']);
+
+/**
+ * Any error from an SDK call (or from reading its stream) as an AbortError or a ModelError.
+ * An abort of `signal` wins over whatever the SDK made of it; statecraft errors pass through.
+ */
+export function toStatecraftError(error: unknown, signal?: AbortSignal): StatecraftError {
+  if (signal?.aborted) return abortError(signal, error);
+  if (AbortError.isInstance(error) || ModelError.isInstance(error)) return error;
+  if (error instanceof APIUserAbortError || isDomAbort(error)) return abortError(signal, error);
+  if (error instanceof APIConnectionTimeoutError) {
+    return new ModelError(`OpenAI request timed out: ${error.message}`, {
+      cause: error,
+      retryable: true,
+    });
+  }
+  if (error instanceof APIConnectionError) {
+    return new ModelError(`Could not reach the OpenAI API: ${error.message}`, {
+      cause: error,
+      retryable: true,
+    });
+  }
+  const status = statusOf(error);
+  if (status !== undefined) {
+    return new ModelError(`OpenAI API error ${status}: ${messageOf(error)}`, {
+      cause: error,
+      status,
+      retryable: isRetryableStatus(status),
+    });
+  }
+  if (error instanceof APIError) {
+    // No status: an error event inside a stream that had started with 200.
+    const code = String(error.code ?? error.type ?? '');
+    return new ModelError(`OpenAI stream error: ${error.message}`, {
+      cause: error,
+      retryable: RETRYABLE_CODES.has(code),
+    });
+  }
+  return new ModelError(`OpenAI call failed: ${messageOf(error)}`, { cause: error });
+}
+
+/**
+ * A Responses API response or stream event that reports a failure (`status: 'failed'`, an
+ * `error` event): the HTTP call itself succeeded, so there is no status to go by.
+ */
+export function responseFailure(
+  error: { readonly code?: string | null; readonly message?: string } | null | undefined,
+): ModelError {
+  const code = error?.code ?? undefined;
+  return new ModelError(
+    `OpenAI response failed${code ? ` (${code})` : ''}: ${error?.message ?? 'no error message'}`,
+    { retryable: code !== undefined && RETRYABLE_CODES.has(code) },
+  );
+}
+
+export function abortError(signal: AbortSignal | undefined, cause?: unknown): AbortError {
+  return new AbortError('The model call was aborted', { cause: signal?.reason ?? cause });
+}
+
+function isDomAbort(error: unknown): boolean {
+  return error instanceof Error && error.name === 'AbortError';
+}
+
+/**
+ * The HTTP status of an SDK error; also read from a duck-typed `status` so that an error
+ * from a user's own client (another copy of the SDK) is still classified.
+ */
+function statusOf(error: unknown): number | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const status = (error as { status?: unknown }).status;
+  return typeof status === 'number' && status >= 400 ? status : undefined;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
