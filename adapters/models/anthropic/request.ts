@@ -1,0 +1,217 @@
+import { transformJSONSchema } from '@anthropic-ai/sdk/lib/transform-json-schema';
+import type {
+  ToolChoice as AnthropicToolChoice,
+  ContentBlockParam,
+  MessageCreateParamsBase,
+  MessageParam,
+  TextBlockParam,
+  Tool,
+} from '@anthropic-ai/sdk/resources/messages';
+import { type Message, type ToolCall, toolResultText } from '../../../src/messages.js';
+import type {
+  ModelRequest,
+  ResponseFormat,
+  ToolChoice,
+  ToolSpec,
+} from '../../../src/model/language-model.js';
+
+// Request mapping: our provider-neutral ModelRequest → Messages API parameters. Pure: no SDK
+// client, no I/O. The few places where the two models of a conversation differ are decided
+// here, each with its reason next to it.
+
+/** How system messages after the leading ones (the chain's notes, warnings) are sent. */
+export type MidConversationSystem = 'user-note' | 'system-message';
+
+export interface AnthropicRequestSettings {
+  readonly modelId: string;
+  /** `max_tokens` when the request sets no `maxOutputTokens`: the API requires one. */
+  readonly maxTokens: number;
+  readonly midConversationSystem: MidConversationSystem;
+  /** Parameters merged into every request, before the request's own `providerOptions.anthropic`. */
+  readonly providerOptions?: { readonly [key: string]: unknown };
+}
+
+/** The request parameters, without `stream` (the adapter sets it per call). */
+export type AnthropicParams = Omit<MessageCreateParamsBase, 'stream'>;
+
+/**
+ * Maps a request. Decisions worth knowing:
+ * - Leading system messages become the top-level `system` field (one text block each).
+ * - Later system messages are, by default, a user-role text block `<system-note>…</system-note>`:
+ *   the API's own mid-conversation `role: 'system'` messages are accepted by Claude Opus 4.8
+ *   only, with placement rules, so the portable default is a note; `'system-message'` opts in.
+ * - Tool results are `tool_result` blocks in a user message (`is_error` when the tool failed);
+ *   consecutive same-role messages merge, because the API wants user and assistant to alternate,
+ *   and tool results go first in their user message, as the API requires.
+ * - `temperature`, `topP` and `seed` are not sent: API version 2026-10-21 (what SDK 1.x speaks)
+ *   rejects sampling parameters with a 400, even at default values, and never had a seed. Put
+ *   them in `providerOptions.anthropic` if you pin an older `anthropic-version` header.
+ * - Response formats: see `responseFormatParams`.
+ */
+export function toAnthropicParams(
+  request: ModelRequest,
+  settings: AnthropicRequestSettings,
+): AnthropicParams {
+  const { system, messages } = mapMessages(request.messages, settings.midConversationSystem);
+  const format = responseFormatParams(request.responseFormat);
+  if (format.instruction) system.push({ type: 'text', text: format.instruction });
+  const tools = request.tools ?? [];
+  const params: AnthropicParams = {
+    model: settings.modelId,
+    max_tokens: request.maxOutputTokens ?? settings.maxTokens,
+    messages,
+    ...(system.length > 0 && { system: system.length === 1 ? system[0]?.text : system }),
+    ...(tools.length > 0 && { tools: tools.map(toAnthropicTool) }),
+    // A tool choice without tools is meaningless to the API (and `none` is the same as no tools).
+    ...(tools.length > 0 &&
+      request.toolChoice !== undefined && {
+        tool_choice: toAnthropicToolChoice(request.toolChoice),
+      }),
+    ...(request.stopSequences?.length && { stop_sequences: [...request.stopSequences] }),
+    ...(format.outputConfig && { output_config: format.outputConfig }),
+  };
+  return mergeProviderOptions(
+    mergeProviderOptions(params, settings.providerOptions),
+    request.providerOptions?.anthropic,
+  );
+}
+
+/** Messages API messages and the `system` blocks, from our transcript. */
+export function mapMessages(
+  transcript: Iterable<Message>,
+  midConversationSystem: MidConversationSystem = 'user-note',
+): { system: TextBlockParam[]; messages: MessageParam[] } {
+  const system: TextBlockParam[] = [];
+  const messages: MessageParam[] = [];
+  let leading = true;
+  const add = (role: 'user' | 'assistant', blocks: ContentBlockParam[]) => {
+    if (blocks.length === 0) return;
+    const last = messages.at(-1);
+    if (last && last.role === role && Array.isArray(last.content)) last.content.push(...blocks);
+    else messages.push({ role, content: blocks });
+  };
+  for (const message of transcript) {
+    if (message.role === 'system') {
+      if (leading) {
+        if (message.content) system.push({ type: 'text', text: message.content });
+      } else if (midConversationSystem === 'system-message') {
+        messages.push({ role: 'system', content: message.content });
+      } else {
+        add('user', [{ type: 'text', text: `<system-note>${message.content}</system-note>` }]);
+      }
+      continue;
+    }
+    leading = false;
+    if (message.role === 'user') add('user', textBlocks(message.content));
+    else if (message.role === 'assistant') {
+      add('assistant', [...textBlocks(message.content), ...message.toolCalls.map(toolUseBlock)]);
+    } else {
+      const text = toolResultText(message);
+      add('user', [
+        {
+          type: 'tool_result',
+          tool_use_id: message.toolCallId,
+          // An empty content is left out rather than sent as an empty text.
+          ...(text !== '' && { content: text }),
+          ...(!message.success && { is_error: true }),
+        },
+      ]);
+    }
+  }
+  for (const message of messages) {
+    if (message.role === 'user' && Array.isArray(message.content)) {
+      message.content = toolResultsFirst(message.content);
+    }
+  }
+  return { system, messages };
+}
+
+// The API rejects empty text blocks, so an empty content sends no block at all.
+function textBlocks(text: string): TextBlockParam[] {
+  return text === '' ? [] : [{ type: 'text', text }];
+}
+
+function toolUseBlock(call: ToolCall): ContentBlockParam {
+  // `input` must be a JSON object. A call whose arguments did not parse (argumentsError) or
+  // were not an object is replayed with `{}`: its failed tool result tells the model why.
+  const input =
+    call.argumentsError === undefined && isPlainObject(call.arguments) ? call.arguments : {};
+  return { type: 'tool_use', id: call.id, name: call.name, input };
+}
+
+// A user message answering tool calls must start with its tool_result blocks (then any text).
+function toolResultsFirst(blocks: ContentBlockParam[]): ContentBlockParam[] {
+  const results = blocks.filter((b) => b.type === 'tool_result');
+  if (results.length === 0 || results.length === blocks.length) return blocks;
+  return [...results, ...blocks.filter((b) => b.type !== 'tool_result')];
+}
+
+export function toAnthropicTool(tool: ToolSpec): Tool {
+  return {
+    name: tool.name,
+    description: tool.description,
+    input_schema: { type: 'object', ...tool.inputSchema } as Tool['input_schema'],
+  };
+}
+
+export function toAnthropicToolChoice(choice: ToolChoice): AnthropicToolChoice {
+  if (choice === 'auto') return { type: 'auto' };
+  if (choice === 'none') return { type: 'none' };
+  if (choice === 'required') return { type: 'any' };
+  return { type: 'tool', name: choice.name };
+}
+
+/**
+ * How a response format is asked for. With `strict: true`, a `json_schema` format uses the
+ * API's structured outputs (`output_config.format`): decoding is constrained, but only to the
+ * subset of JSON Schema the API accepts, so the schema goes through the SDK's own transform
+ * (every object closed with `additionalProperties: false`, unsupported keywords moved into
+ * descriptions). That would silently close open objects such as `{ type: 'object' }`, so it
+ * is opt-in. Otherwise the schema (or, for `json_object`, the JSON requirement) is a system
+ * instruction; the chain parses and validates the answer either way.
+ */
+export function responseFormatParams(format: ResponseFormat | undefined): {
+  readonly instruction?: string;
+  readonly outputConfig?: NonNullable<MessageCreateParamsBase['output_config']>;
+} {
+  if (!format || format.type === 'text') return {};
+  if (format.type === 'json_object') {
+    return {
+      instruction:
+        'Answer with a single JSON object and nothing else: no prose, no Markdown code fences.',
+    };
+  }
+  if (format.strict) {
+    return {
+      outputConfig: {
+        format: { type: 'json_schema', schema: transformJSONSchema({ ...format.schema }) },
+      },
+    };
+  }
+  return {
+    instruction:
+      `Answer with a single JSON value that matches the JSON Schema "${format.name}" below, and nothing else: no prose, no Markdown code fences.` +
+      (format.description ? `\nWhat it is: ${format.description}` : '') +
+      `\n${JSON.stringify(format.schema)}`,
+  };
+}
+
+/**
+ * `options` laid over `params`, key by key; `output_config` is merged one level deeper, so an
+ * `effort` from the options keeps a structured-output `format` from the request.
+ */
+export function mergeProviderOptions(
+  params: AnthropicParams,
+  options: { readonly [key: string]: unknown } | undefined,
+): AnthropicParams {
+  if (!options) return params;
+  const merged = { ...params, ...options } as AnthropicParams;
+  if (isPlainObject(options.output_config) && params.output_config) {
+    merged.output_config = { ...params.output_config, ...options.output_config };
+  }
+  return merged;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
