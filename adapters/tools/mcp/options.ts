@@ -1,0 +1,170 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ConfigError } from '../../../src/errors.js';
+import { optionalDelay } from '../../../src/runtime/option-checks.js';
+
+/** Starts the server as a child process and speaks MCP over its stdin/stdout. */
+export interface McpStdioTransportOptions {
+  readonly type: 'stdio';
+  readonly command: string;
+  readonly args?: readonly string[];
+  /**
+   * Added to the SDK's safe default environment (PATH, HOME, …), not replacing it: the
+   * parent's secrets do not leak into the server unless named here.
+   */
+  readonly env?: Readonly<Record<string, string>>;
+  readonly cwd?: string;
+  /** Where the server's stderr goes; default 'inherit' (the SDK's default). */
+  readonly stderr?: 'inherit' | 'pipe' | 'ignore';
+}
+
+/** Speaks MCP's Streamable HTTP transport to a server that is already running. */
+export interface McpHttpTransportOptions {
+  readonly type: 'http';
+  readonly url: string | URL;
+  /** Sent with every request, e.g. `{ Authorization: 'Bearer …' }`. */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export type McpTransportOptions = McpStdioTransportOptions | McpHttpTransportOptions;
+
+export interface McpExecutorOptions {
+  /** How the executor is named in logs and tool errors; default `mcp:<server name>`. */
+  readonly name?: string;
+  /**
+   * Per-request timeout for listing and calling tools, in ms. Default: the SDK's (60 s). The
+   * chain's `toolTimeoutMs` still applies on top; set this higher for tools that run longer.
+   */
+  readonly requestTimeoutMs?: number;
+}
+
+export interface McpConnectOptions extends McpExecutorOptions {
+  readonly transport: McpTransportOptions;
+  /** How this client introduces itself to the server; default `statecraft`. */
+  readonly clientInfo?: { readonly name: string; readonly version: string };
+  /** Aborting gives up connecting and closes what was opened. */
+  readonly signal?: AbortSignal;
+}
+
+const STDERR_MODES = ['inherit', 'pipe', 'ignore'] as const;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function nonEmptyString(option: string, value: unknown): string {
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new ConfigError(option, `must be a non-empty string; got ${describe(value)}`);
+  }
+  return value;
+}
+
+function stringRecord(option: string, value: unknown): void {
+  if (value === undefined) return;
+  if (!isRecord(value) || Object.values(value).some((v) => typeof v !== 'string')) {
+    throw new ConfigError(option, 'must be an object whose values are strings');
+  }
+}
+
+function describe(value: unknown): string {
+  return typeof value === 'string' ? `'${value}'` : String(value);
+}
+
+/** The options shared by `connect` and `fromClient`, checked; throws ConfigError naming the option. */
+export function checkExecutorOptions(options: unknown): McpExecutorOptions {
+  if (options === undefined) return {};
+  if (!isRecord(options)) throw new ConfigError('options', 'must be an object');
+  if (options.name !== undefined) nonEmptyString('name', options.name);
+  optionalDelay('requestTimeoutMs', options.requestTimeoutMs);
+  return options as McpExecutorOptions;
+}
+
+/** Every option of `connect`, checked before anything is spawned or fetched. */
+export function checkConnectOptions(options: unknown): McpConnectOptions {
+  if (!isRecord(options)) {
+    throw new ConfigError(
+      'options',
+      "must be an object with a `transport`, e.g. { transport: { type: 'stdio', command } }",
+    );
+  }
+  checkExecutorOptions(options);
+  const { transport, clientInfo, signal } = options;
+  if (!isRecord(transport)) {
+    throw new ConfigError(
+      'transport',
+      "must be { type: 'stdio', command, args?, env?, cwd? } or { type: 'http', url, headers? }",
+    );
+  }
+  if (transport.type === 'stdio') {
+    nonEmptyString('transport.command', transport.command);
+    if (
+      transport.args !== undefined &&
+      (!Array.isArray(transport.args) || transport.args.some((a) => typeof a !== 'string'))
+    ) {
+      throw new ConfigError('transport.args', 'must be an array of strings');
+    }
+    stringRecord('transport.env', transport.env);
+    if (transport.cwd !== undefined) nonEmptyString('transport.cwd', transport.cwd);
+    if (
+      transport.stderr !== undefined &&
+      !STDERR_MODES.includes(transport.stderr as (typeof STDERR_MODES)[number])
+    ) {
+      throw new ConfigError(
+        'transport.stderr',
+        `must be one of ${STDERR_MODES.map((m) => `'${m}'`).join(', ')}; got ${describe(transport.stderr)}`,
+      );
+    }
+  } else if (transport.type === 'http') {
+    checkHttpUrl(transport.url);
+    stringRecord('transport.headers', transport.headers);
+  } else {
+    throw new ConfigError(
+      'transport.type',
+      `must be 'stdio' or 'http'; got ${describe(transport.type)}`,
+    );
+  }
+  if (
+    clientInfo !== undefined &&
+    !(
+      isRecord(clientInfo) &&
+      typeof clientInfo.name === 'string' &&
+      typeof clientInfo.version === 'string'
+    )
+  ) {
+    throw new ConfigError('clientInfo', 'must be { name: string, version: string }');
+  }
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new ConfigError('signal', 'must be an AbortSignal');
+  }
+  return options as unknown as McpConnectOptions;
+}
+
+function checkHttpUrl(value: unknown): void {
+  let url: URL | undefined;
+  try {
+    url = value instanceof URL ? value : typeof value === 'string' ? new URL(value) : undefined;
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw new ConfigError(
+      'transport.url',
+      `must be an http(s) URL of the server's MCP endpoint, e.g. 'http://127.0.0.1:3000/mcp'; got ${describe(value)}`,
+    );
+  }
+}
+
+/** Anything with the SDK Client's methods we use: guards `fromClient` against a wrong argument. */
+export function checkClient(client: unknown): asserts client is Client {
+  const candidate = client as Partial<Client> | null | undefined;
+  if (
+    !candidate ||
+    typeof candidate.callTool !== 'function' ||
+    typeof candidate.listTools !== 'function' ||
+    typeof candidate.setNotificationHandler !== 'function'
+  ) {
+    throw new ConfigError(
+      'client',
+      'must be a connected Client from @modelcontextprotocol/sdk/client/index.js',
+    );
+  }
+}

@@ -1,0 +1,97 @@
+// The pure MCP ↔ statecraft mappings, on plain objects in MCP's wire shapes.
+import { describe, expect, it } from 'vitest';
+import { toToolResult, toToolSpec } from '../../adapters/tools/mcp/map-tools.js';
+
+const call = { id: 'c1', name: 'tool', arguments: {} };
+
+describe('toToolResult', () => {
+  it('prefers structuredContent as the output and keeps text otherwise', () => {
+    expect(
+      toToolResult(call, {
+        content: [{ type: 'text', text: '{"n":1}' }],
+        structuredContent: { n: 1 },
+      }),
+    ).toEqual({ toolCallId: 'c1', name: 'tool', output: { n: 1 }, success: true });
+    expect(
+      toToolResult(call, {
+        content: [
+          { type: 'text', text: 'one' },
+          { type: 'text', text: 'two' },
+        ],
+      }).output,
+    ).toBe('one\ntwo');
+    expect(toToolResult(call, { content: [] })).toMatchObject({ output: '', success: true });
+  });
+
+  it('turns isError into a failed result, with a message even when the server gave none', () => {
+    expect(
+      toToolResult(call, { isError: true, content: [{ type: 'text', text: 'no such file' }] }),
+    ).toEqual({
+      toolCallId: 'c1',
+      name: 'tool',
+      output: null,
+      success: false,
+      error: 'no such file',
+    });
+    expect(toToolResult(call, { isError: true, content: [] }).error).toBe(
+      "Tool 'tool' reported an error without a message.",
+    );
+  });
+
+  it('describes audio and binary resources instead of passing base64 on', () => {
+    const output = toToolResult(call, {
+      content: [
+        { type: 'audio', data: 'AAAA', mimeType: 'audio/wav' },
+        { type: 'resource', resource: { uri: 'file:///a.bin', blob: 'AAAAAA==' } },
+        {
+          type: 'resource_link',
+          name: 'log',
+          uri: 'file:///log.txt',
+          mimeType: 'text/plain',
+        },
+      ],
+    }).output;
+    expect(output).toBe(
+      [
+        '[audio audio/wav, 3 bytes, not shown]',
+        '[resource file:///a.bin, 4 bytes, binary, not shown]',
+        '[resource link log: file:///log.txt (text/plain)]',
+      ].join('\n'),
+    );
+  });
+
+  it('keeps the bare toolResult of servers on the 2024-10-07 protocol', () => {
+    expect(toToolResult(call, { toolResult: { rows: 3 } })).toMatchObject({
+      output: { rows: 3 },
+      success: true,
+    });
+  });
+});
+
+describe('toToolSpec', () => {
+  it('passes the input schema through unchanged', () => {
+    const inputSchema = {
+      type: 'object' as const,
+      properties: { q: { type: 'string', minLength: 1 } },
+      required: ['q'],
+    };
+    expect(toToolSpec({ name: 'search', description: 'Searches.', inputSchema }, 'srv')).toEqual({
+      name: 'search',
+      description: 'Searches.',
+      inputSchema,
+    });
+  });
+
+  it('falls back from description to title to annotations.title to a sentence', () => {
+    const inputSchema = { type: 'object' as const };
+    expect(
+      toToolSpec({ name: 't', description: '  ', title: 'Title', inputSchema }, 's').description,
+    ).toBe('Title');
+    expect(
+      toToolSpec({ name: 't', annotations: { title: 'Annotated' }, inputSchema }, 's').description,
+    ).toBe('Annotated');
+    expect(toToolSpec({ name: 't', inputSchema }, 's').description).toBe(
+      "Tool 't' of the MCP server 's'.",
+    );
+  });
+});
