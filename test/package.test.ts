@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { cp, mkdtemp, rm, symlink } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -52,8 +52,44 @@ describe('the built package', () => {
       'ModelError',
     ]);
     expect(seen.testing).toEqual(['ScriptExhaustedError', 'ScriptedModel']);
-    expect(seen.types).toEqual([true, true]);
+    expect(seen.types).toEqual([true, true, true, true, true, true]);
   });
+
+  // DESIGN principle 7: optional weight stays optional. A resolve hook logs every module the
+  // import loads; `statecraft` must load no provider SDK, each subpath only its own.
+  it('loads no provider SDK for `statecraft`, and each SDK only from its own subpath', async () => {
+    const sdks = ['openai', '@anthropic-ai/sdk', '@google/genai', '@modelcontextprotocol/sdk'];
+    const loaded = async (specifier: string) => {
+      const log = join(pkg, `loaded-${specifier.replace(/\W/g, '_')}.log`);
+      await writeFile(
+        join(pkg, 'log-hooks.mjs'),
+        `import { appendFileSync } from 'node:fs';
+         export async function resolve(specifier, context, next) {
+           const resolved = await next(specifier, context);
+           appendFileSync(process.env.LOAD_LOG, resolved.url + '\\n');
+           return resolved;
+         }`,
+      );
+      const register = `import { register } from 'node:module'; register('./log-hooks.mjs', import.meta.url);`;
+      await writeFile(join(pkg, 'register.mjs'), register);
+      await run(
+        'node',
+        ['--import', './register.mjs', '--input-type=module', '-e', `await import('${specifier}')`],
+        {
+          cwd: pkg,
+          env: { ...process.env, LOAD_LOG: log },
+        },
+      );
+      const urls = (await readFile(log, 'utf8')).split('\n');
+      return sdks.filter((sdk) => urls.some((url) => url.includes(`/node_modules/${sdk}/`)));
+    };
+    expect(await loaded('statecraft')).toEqual([]);
+    expect(await loaded('statecraft/testing')).toEqual([]);
+    expect(await loaded('statecraft/openai')).toEqual(['openai']);
+    expect(await loaded('statecraft/anthropic')).toEqual(['@anthropic-ai/sdk']);
+    expect(await loaded('statecraft/gemini')).toEqual(['@google/genai']);
+    expect(await loaded('statecraft/mcp')).toEqual(['@modelcontextprotocol/sdk']);
+  }, 60_000);
 
   it('recognises errors from another copy of the package with isInstance, where instanceof fails', async () => {
     const copy = (await import(
