@@ -1,6 +1,7 @@
 // The seed's example, for real: a chain that commits a change in a git repository by running
 // `git status`, then `git diff`, then `git commit` with a message drawn from the diff.
-// It runs on the embedded scripted model, whose decisions read the real tool results.
+// It runs on the embedded scripted model, whose decisions read the real tool results, or on a
+// real provider when its variables are set (see model-from-env.ts).
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,6 +10,7 @@ import { promisify } from 'node:util';
 import { createChain, defineTool, type ModelRequest, type ToolResultMessage } from 'statecraft';
 import { ScriptedModel, type ScriptedTurn } from 'statecraft/testing';
 import { z } from 'zod';
+import { modelFromEnv } from './model-from-env.js';
 
 const exec = promisify(execFile);
 
@@ -81,12 +83,11 @@ function decide(request: ModelRequest): ScriptedTurn {
 
 const dir = await makeRepository();
 try {
-  if (process.env.OPENAI_API_KEY) {
-    console.log(
-      'OPENAI_API_KEY is set, but the OpenAI adapter is not built yet: running the scripted model.\n',
-    );
-  } else console.log('Running on the embedded scripted model (no provider configured).\n');
-  const model = new ScriptedModel(decide, { expectedCalls: 4 });
+  const chosen = await modelFromEnv();
+  if (chosen) console.log(`Running on ${chosen.description}.\n`);
+  else console.log('Running on the embedded scripted model (no provider configured).\n');
+  const scripted = chosen ? undefined : new ScriptedModel(decide, { expectedCalls: 4 });
+  const model = chosen?.model ?? (scripted as ScriptedModel);
   const chain = createChain({
     model,
     tools: gitTools(dir),
@@ -114,7 +115,7 @@ try {
       );
     }
   }
-  model.assertComplete();
+  scripted?.assertComplete();
   const { stdout } = await exec('git', ['log', '-1', '--stat', '--format=%s'], { cwd: dir });
   console.log(`\ngit log -1:\n${stdout.trimEnd()}`);
 } finally {
