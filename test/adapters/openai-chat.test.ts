@@ -6,12 +6,8 @@ import {
   type ChainStreamEvent,
   ConfigError,
   createChain,
-  defineTool,
   ModelError,
-  type ModelRequest,
   type StreamPart,
-  Transcript,
-  userMessage,
 } from 'statecraft';
 import {
   OPENAI_COMPATIBLE_PRESETS,
@@ -19,21 +15,22 @@ import {
   type OpenAIChatModelOptions,
   openAICompatible,
 } from 'statecraft/openai';
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { z } from 'zod';
+import { describe, expect, it, vi } from 'vitest';
+import { fixture, type ReplayResponse, type ReplayServer } from '../support/replay-server.js';
 import {
-  fixture,
-  jsonFixture,
-  type ReplayResponse,
-  type ReplayServer,
-  ssePieces,
-  startReplayServer,
-} from '../support/replay-server.js';
+  ANSWER,
+  BERLIN,
+  json,
+  LONDON,
+  PARIS,
+  rejectionOf,
+  request,
+  sse,
+  useReplayServer,
+  weatherTool,
+} from './openai-weather.js';
 
-const ANSWER = 'Paris is 18 °C and sunny, London 15 °C with light rain, and Berlin 21 °C.';
-const PARIS = 'call_8kQ2XbV7tLmN3pRz1wYc5dHe';
-const LONDON = 'call_Jf4sT9qWn2XvB6mLk0pZr8Ya';
-const BERLIN = 'call_Rm3vK8nQ2pXz7LbW5sTy1dFg';
+const serve = useReplayServer();
 
 interface ChatBody {
   model: string;
@@ -43,20 +40,6 @@ interface ChatBody {
   max_tokens?: number;
   messages: { role: string; content?: unknown; tool_call_id?: string; tool_calls?: unknown[] }[];
 }
-
-let server: ReplayServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
-
-async function serve(responses: ReplayResponse[]): Promise<ReplayServer> {
-  server = await startReplayServer(responses);
-  return server;
-}
-
-const json = (name: string): ReplayResponse => ({ json: jsonFixture('openai', name) });
-const sse = (name: string): ReplayResponse => ({ sse: ssePieces(fixture('openai', name)) });
 
 function chatModel(at: ReplayServer, options: Partial<OpenAIChatModelOptions> = {}) {
   return new OpenAIChatModel({
@@ -73,32 +56,6 @@ function bodies(at: ReplayServer): ChatBody[] {
 
 const toolMessages = (body: ChatBody | undefined) =>
   (body?.messages ?? []).filter((m) => m.role === 'tool');
-
-const TEMPERATURES: Record<string, number> = { Paris: 18, London: 15, Berlin: 21 };
-
-function weatherTool() {
-  const execute = vi.fn(({ city }: { city: string }) => ({ city, tempC: TEMPERATURES[city] }));
-  const tool = defineTool({
-    name: 'get_weather',
-    description: 'Current weather for a city.',
-    input: z.object({ city: z.string() }),
-    execute,
-  });
-  return { tool, execute };
-}
-
-const request = (text = 'Weather in Paris?'): ModelRequest => ({
-  messages: Transcript.from([userMessage(text)]),
-});
-
-async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the promise to reject');
-}
 
 describe('OpenAIChatModel over HTTP', () => {
   it('runs a chain through two tool rounds, sending results as role "tool" with tool_call_id', async () => {
