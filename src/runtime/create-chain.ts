@@ -29,6 +29,7 @@ import {
   type StatecraftError,
   TokenLimitError,
 } from '../errors.js';
+import { linkedController } from '../linked-controller.js';
 import { type Message, type ToolCall, type ToolResult, userMessage } from '../messages.js';
 import { ResponseCollector } from '../model/collect-stream.js';
 import type {
@@ -48,7 +49,7 @@ import type { RemoteToolExecutor } from '../tools/remote-executor.js';
 import type { Usage } from '../usage.js';
 import { type ChainOptions, chainConfig } from './chain-options.js';
 import { EventQueue } from './event-queue.js';
-import { linkedController, runActor } from './run-actor.js';
+import { runActor } from './run-actor.js';
 import { type RunDetails, RunRecorder, withDetails } from './run-details.js';
 import { modelCallError } from './run-errors.js';
 import { RunTools } from './run-tools.js';

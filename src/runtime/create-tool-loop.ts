@@ -35,6 +35,7 @@ import {
   TimeoutError,
   throwIfAborted,
 } from '../errors.js';
+import { linkedController } from '../linked-controller.js';
 import type { Message } from '../messages.js';
 import { ResponseCollector } from '../model/collect-stream.js';
 import type { ModelRequest, StreamPart } from '../model/language-model.js';
@@ -54,7 +55,7 @@ import { type Usage, ZERO_USAGE } from '../usage.js';
 import { isAsyncIterable } from './async-iterable.js';
 import { EventQueue } from './event-queue.js';
 import { executeCommands } from './execute-commands.js';
-import { linkedController, runActor } from './run-actor.js';
+import { runActor } from './run-actor.js';
 import { type RunDetails, RunRecorder, withDetails } from './run-details.js';
 import { modelCallError, reasonText } from './run-errors.js';
 import { type ToolLoopOptions, toolLoopConfig } from './tool-loop-options.js';

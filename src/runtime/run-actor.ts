@@ -1,24 +1,6 @@
 import { type AnyActorRef, type OutputFrom, type SnapshotFrom, toPromise } from 'xstate';
 import { reasonText } from './run-errors.js';
 
-/** A controller that aborts when `outer` does; `unlink` detaches it from a long-lived `outer`. */
-export interface LinkedController {
-  readonly controller: AbortController;
-  readonly unlink: () => void;
-}
-
-export function linkedController(outer: AbortSignal | undefined): LinkedController {
-  const controller = new AbortController();
-  if (!outer) return { controller, unlink: () => {} };
-  if (outer.aborted) {
-    controller.abort(outer.reason);
-    return { controller, unlink: () => {} };
-  }
-  const onAbort = () => controller.abort(outer.reason);
-  outer.addEventListener('abort', onAbort, { once: true });
-  return { controller, unlink: () => outer.removeEventListener('abort', onAbort) };
-}
-
 export interface RunActorOptions<A extends AnyActorRef> {
   /** Aborting sends the machine `ABORT` (with the reason's words): the machine decides what follows. */
   readonly signal?: AbortSignal | undefined;

@@ -1,4 +1,5 @@
 import { AbortError, ModelError, StatecraftError } from '../../../src/errors.js';
+import { isNetworkError } from '../../../src/model/network-error.js';
 
 // What the SDK throws, as our errors. Recognised by shape, not by class, so that this file
 // does not load the SDK and works with any copy of it.
@@ -9,22 +10,6 @@ export function isRetryableStatus(status: number): boolean {
 }
 
 // Connection failures Node reports (on the error or its `cause`), all worth another try.
-const NETWORK_CODES = new Set([
-  'ECONNRESET',
-  'ECONNREFUSED',
-  'ECONNABORTED',
-  'ETIMEDOUT',
-  'EPIPE',
-  'ENOTFOUND',
-  'ENETUNREACH',
-  'EHOSTUNREACH',
-  'EAI_AGAIN',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-  'UND_ERR_CLOSED',
-]);
 
 /**
  * The error a failed Gemini call rejects with. `signal` is the caller's: when it is aborted
@@ -98,17 +83,4 @@ function isTimeout(error: unknown): boolean {
   // caller did not ask for is the same thing seen from fetch.
   const name = error instanceof Error ? error.name : undefined;
   return name === 'TimeoutError' || name === 'AbortError';
-}
-
-function isNetworkError(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; e && depth < 4; depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && NETWORK_CODES.has(code)) return true;
-    e = (e as { cause?: unknown }).cause;
-  }
-  // Undici's wording for a request that never got an answer or lost its connection mid-body.
-  return (
-    error instanceof TypeError &&
-    (error.message === 'fetch failed' || error.message === 'terminated')
-  );
 }
