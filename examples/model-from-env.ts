@@ -26,6 +26,8 @@ export async function modelFromEnv(env = process.env): Promise<ChosenModel | und
         model,
         baseURL: env.OPENAI_BASE_URL,
         apiKey: env.OPENAI_API_KEY || 'not-needed',
+        // Compatible servers read max_tokens, not OpenAI's newer max_completion_tokens.
+        maxTokensField: 'max_tokens',
       }),
       description: `the OpenAI-compatible server at ${env.OPENAI_BASE_URL} (${model})`,
     };
