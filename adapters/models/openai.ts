@@ -1,5 +1,6 @@
 import type OpenAI from 'openai';
 import { ConfigError } from '../../src/errors.js';
+import { linkedController } from '../../src/linked-controller.js';
 import {
   type CallOptions,
   LANGUAGE_MODEL_VERSION,
@@ -19,16 +20,37 @@ import { ResponsesStreamMapper } from './openai/responses-stream.js';
 
 // The OpenAI adapters (SPEC A3): thin classes over the official SDK. What goes on the wire
 // and what comes back is decided by the pure mapping functions in ./openai/; these classes
-// only call the SDK, pass the abort signal, and turn its errors into ours. Retries are the
-// SDK's (`maxRetries`, with backoff and `retry-after`), never a loop of ours.
+// only call the SDK, pass the abort signal (through one of the call's own), and turn its
+// errors into ours. Retries are the SDK's (`maxRetries`, with backoff and `retry-after`),
+// never a loop of ours.
 
 export type { OpenAIModelOptions };
 
 export interface OpenAIChatModelOptions extends OpenAIModelOptions {
   /** Default `openai`; an OpenAI-compatible server's name, also read from `providerOptions`. */
   readonly provider?: string;
-  /** Default `max_completion_tokens`; `max_tokens` for servers that only know the older field. */
+  /**
+   * The field `maxOutputTokens` is sent in. Default `max_completion_tokens`, OpenAI's (its
+   * reasoning models refuse `max_tokens`). OpenAI-compatible servers (Ollama, vLLM, LM Studio,
+   * llama.cpp, most hosted ones) read `max_tokens` and ignore the newer field, so the limit
+   * would silently not apply: `openAICompatible(...)` sets `max_tokens` for its presets, and
+   * for another compatible server set it yourself:
+   *
+   * ```ts
+   * new OpenAIChatModel({ model, baseURL, apiKey, maxTokensField: 'max_tokens' })
+   * ```
+   */
   readonly maxTokensField?: MaxTokensField;
+}
+
+/** One SDK call's options, and how to detach their signal from the caller's once it is over. */
+interface SdkCall {
+  readonly options: {
+    readonly maxRetries?: number;
+    readonly timeout?: number;
+    readonly signal: AbortSignal;
+  };
+  readonly unlink: () => void;
 }
 
 /** Shared by both classes: the client, its per-request options and the provider options. */
@@ -62,9 +84,16 @@ abstract class OpenAIModelBase {
     };
   }
 
-  protected callOptions(signal: AbortSignal | undefined) {
+  /**
+   * The SDK options of one call, with a signal of the call's own that follows `signal`: the
+   * SDK adds an abort listener to a request's signal on every attempt and never removes it,
+   * so a caller's long-lived signal would collect one per call (and Node's
+   * MaxListenersExceededWarning). `unlink` once the call, or its stream, is over.
+   */
+  protected callOptions(signal: AbortSignal | undefined): SdkCall {
     if (signal?.aborted) throw abortError(signal);
-    return { ...this.#requestOptions, ...(signal && { signal }) };
+    const { controller, unlink } = linkedController(signal);
+    return { options: { ...this.#requestOptions, signal: controller.signal }, unlink };
   }
 }
 
@@ -93,29 +122,38 @@ export class OpenAIChatModel extends OpenAIModelBase implements LanguageModel {
 
   async generate(request: ModelRequest, options: CallOptions = {}): Promise<ModelResponse> {
     const { signal } = options;
+    const call = this.callOptions(signal);
     try {
       const completion = await this.client.chat.completions.create(
         this.#params(request),
-        this.callOptions(signal),
+        call.options,
       );
       return chatResponse(completion);
     } catch (error) {
       throw toStatecraftError(error, signal);
+    } finally {
+      call.unlink();
     }
   }
 
   async *stream(request: ModelRequest, options: CallOptions = {}): AsyncGenerator<StreamPart> {
     const { signal } = options;
-    let chunks: AsyncIterable<OpenAI.Chat.ChatCompletionChunk>;
+    const call = this.callOptions(signal);
+    // `finally` also runs when the reader stops early (the generator's `return`).
     try {
-      chunks = await this.client.chat.completions.create(
-        { ...this.#params(request), stream: true, stream_options: { include_usage: true } },
-        this.callOptions(signal),
-      );
-    } catch (error) {
-      throw toStatecraftError(error, signal);
+      let chunks: AsyncIterable<OpenAI.Chat.ChatCompletionChunk>;
+      try {
+        chunks = await this.client.chat.completions.create(
+          { ...this.#params(request), stream: true, stream_options: { include_usage: true } },
+          call.options,
+        );
+      } catch (error) {
+        throw toStatecraftError(error, signal);
+      }
+      yield* streamParts(chunks, new ChatStreamMapper(), signal);
+    } finally {
+      call.unlink();
     }
-    yield* streamParts(chunks, new ChatStreamMapper(), signal);
   }
 
   #params(request: ModelRequest) {
@@ -138,29 +176,35 @@ export class OpenAIResponsesModel extends OpenAIModelBase implements LanguageMod
 
   async generate(request: ModelRequest, options: CallOptions = {}): Promise<ModelResponse> {
     const { signal } = options;
+    const call = this.callOptions(signal);
     try {
-      const response = await this.client.responses.create(
-        this.#params(request),
-        this.callOptions(signal),
-      );
+      const response = await this.client.responses.create(this.#params(request), call.options);
       return responsesResponse(response);
     } catch (error) {
       throw toStatecraftError(error, signal);
+    } finally {
+      call.unlink();
     }
   }
 
   async *stream(request: ModelRequest, options: CallOptions = {}): AsyncGenerator<StreamPart> {
     const { signal } = options;
-    let events: AsyncIterable<OpenAI.Responses.ResponseStreamEvent>;
+    const call = this.callOptions(signal);
+    // `finally` also runs when the reader stops early (the generator's `return`).
     try {
-      events = await this.client.responses.create(
-        { ...this.#params(request), stream: true },
-        this.callOptions(signal),
-      );
-    } catch (error) {
-      throw toStatecraftError(error, signal);
+      let events: AsyncIterable<OpenAI.Responses.ResponseStreamEvent>;
+      try {
+        events = await this.client.responses.create(
+          { ...this.#params(request), stream: true },
+          call.options,
+        );
+      } catch (error) {
+        throw toStatecraftError(error, signal);
+      }
+      yield* streamParts(events, new ResponsesStreamMapper(), signal);
+    } finally {
+      call.unlink();
     }
-    yield* streamParts(events, new ResponsesStreamMapper(), signal);
   }
 
   #params(request: ModelRequest) {

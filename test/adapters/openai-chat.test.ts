@@ -13,6 +13,7 @@ import {
   OPENAI_COMPATIBLE_PRESETS,
   OpenAIChatModel,
   type OpenAIChatModelOptions,
+  type OpenAICompatiblePreset,
   openAICompatible,
 } from 'statecraft/openai';
 import { describe, expect, it, vi } from 'vitest';
@@ -38,6 +39,7 @@ interface ChatBody {
   stream_options?: unknown;
   tools?: unknown[];
   max_tokens?: number;
+  max_completion_tokens?: number;
   messages: { role: string; content?: unknown; tool_call_id?: string; tool_calls?: unknown[] }[];
 }
 
@@ -278,6 +280,39 @@ describe('OpenAI-compatible presets', () => {
     expect(recorded?.path).toBe('/v1/chat/completions');
     expect(recorded?.headers.authorization).toBe('Bearer ollama');
     expect(recorded?.body).toMatchObject({ model: 'llama3.2', max_tokens: 50, keep_alive: '5m' });
+  });
+
+  it.each(Object.keys(OPENAI_COMPATIBLE_PRESETS) as OpenAICompatiblePreset[])(
+    'sends maxOutputTokens as max_tokens to %s, the field these servers read',
+    async (preset) => {
+      const at = await serve([json('chat-text.json')]);
+      const model = openAICompatible(preset, { model: 'local-model', baseURL: `${at.url}/v1` });
+      await model.generate({ ...request(), maxOutputTokens: 50 });
+      const body = bodies(at)[0];
+      expect(body?.max_tokens).toBe(50);
+      expect(body).not.toHaveProperty('max_completion_tokens');
+    },
+  );
+
+  it("targets another compatible server with baseURL and maxTokensField: 'max_tokens'", async () => {
+    const at = await serve([json('chat-text.json'), json('chat-text.json')]);
+    const compatible = new OpenAIChatModel({
+      model: 'mistral-small',
+      baseURL: `${at.url}/v1`,
+      apiKey: 'sk-other',
+      maxTokensField: 'max_tokens',
+    });
+    await compatible.generate({ ...request(), maxOutputTokens: 64 });
+    // OpenAI itself, by default, gets the newer field.
+    await chatModel(at).generate({ ...request(), maxOutputTokens: 64 });
+
+    const [toCompatible, toOpenAI] = bodies(at);
+    expect(at.requests[0]?.path).toBe('/v1/chat/completions');
+    expect(at.requests[0]?.headers.authorization).toBe('Bearer sk-other');
+    expect(toCompatible?.max_tokens).toBe(64);
+    expect(toCompatible).not.toHaveProperty('max_completion_tokens');
+    expect(toOpenAI?.max_completion_tokens).toBe(64);
+    expect(toOpenAI).not.toHaveProperty('max_tokens');
   });
 
   it('documents each server default address', () => {

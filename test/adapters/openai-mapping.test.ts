@@ -783,6 +783,23 @@ describe('error mapping', () => {
     }
   });
 
+  it('maps a connection lost mid-body (undici, unwrapped by the SDK) to a retryable ModelError', () => {
+    const terminated = new TypeError('terminated', {
+      cause: Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }),
+    });
+    // The code further down the cause chain, e.g. an error a user's own client wrapped.
+    const wrapped = new Error('request failed', {
+      cause: new Error('read failed', {
+        cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }),
+      }),
+    });
+    for (const networkError of [terminated, new TypeError('terminated'), wrapped]) {
+      const error = toStatecraftError(networkError);
+      expect(ModelError.isInstance(error)).toBe(true);
+      expect(error).toMatchObject({ retryable: true, status: undefined, cause: networkError });
+    }
+  });
+
   it('maps aborts to AbortError, and an aborted signal wins over any error', () => {
     expect(AbortError.isInstance(toStatecraftError(new APIUserAbortError()))).toBe(true);
     const domAbort = Object.assign(new Error('This operation was aborted'), { name: 'AbortError' });

@@ -1,5 +1,6 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { AbortError, ModelError, type StatecraftError } from '../../../src/errors.js';
+import { isNetworkError } from '../../../src/model/network-error.js';
 
 // SDK failures as statecraft errors. They arrive here after the SDK's own retries (its
 // `maxRetries`, with backoff and `retry-after`): `retryable` tells the caller whether trying
@@ -29,6 +30,16 @@ export function toStatecraftError(error: unknown, signal?: AbortSignal): Statecr
   }
   if (error instanceof APIConnectionError) {
     return new ModelError(`Could not reach the OpenAI API: ${error.message}`, {
+      cause: error,
+      retryable: true,
+    });
+  }
+  // The SDK wraps only failures before the response; a connection lost while reading a
+  // stream's body reaches us as undici's bare error (`TypeError: terminated`), and a user's
+  // own client (another copy of the SDK) fails `instanceof`: the answer never arrived whole,
+  // so trying again can help.
+  if (isNetworkError(error)) {
+    return new ModelError(`Lost the connection to the OpenAI API: ${messageOf(error)}`, {
       cause: error,
       retryable: true,
     });
