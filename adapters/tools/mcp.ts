@@ -1,13 +1,13 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { type Tool, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { AbortError, StatecraftError } from '../../src/errors.js';
+import { linkedController } from '../../src/linked-controller.js';
 import type { ToolCall, ToolResult } from '../../src/messages.js';
 import type { ToolSpec } from '../../src/model/language-model.js';
 import { ABORTED, raceAbort } from '../../src/tools/race-abort.js';
 import type { RemoteToolExecutor } from '../../src/tools/remote-executor.js';
-import { followSignal } from './mcp/follow-signal.js';
-import { isCallable, toToolResult, toToolSpec } from './mcp/map-tools.js';
+import { isCallable, providerSafeNames, toToolResult, toToolSpec } from './mcp/map-tools.js';
 import {
   checkClient,
   checkConnectOptions,
@@ -29,6 +29,14 @@ const MAX_LIST_PAGES = 1000;
  * The tools of one MCP server as a remote tool executor (SPEC X5, C10): the chain offers the
  * tools the server lists and runs them there, and falls back to its local tools for the rest.
  * The listing is cached and dropped when the server sends `notifications/tools/list_changed`.
+ *
+ * Tool names: MCP allows names that OpenAI and Anthropic reject (they accept only
+ * `^[a-zA-Z0-9_-]{1,64}$`; MCP allows e.g. `files.read` and up to 128 characters), and one
+ * such name would make every model request fail. So `listTools` offers such a tool under a
+ * provider-safe name: each other character becomes `_`, the name is cut to 64 characters,
+ * and a suffix `_2`, `_3`, … is added if it would equal another listed tool's name (names
+ * that are already safe are never changed). `execute` accepts that name and calls the server
+ * with the original one; the ToolResult keeps the name the model used.
  */
 export class McpToolExecutor implements RemoteToolExecutor {
   readonly name: string;
@@ -36,6 +44,12 @@ export class McpToolExecutor implements RemoteToolExecutor {
   readonly #requestTimeoutMs: number | undefined;
   readonly #beforeClose: () => Promise<void>;
   #listing: Promise<readonly ToolSpec[]> | undefined;
+  /**
+   * Provider-safe name → the server's name, for renamed tools only, from the latest listing
+   * fetched. Kept when list_changed drops the cached listing: the model may still call a tool
+   * by a name it saw in that listing before the next one is fetched.
+   */
+  #serverNames: ReadonlyMap<string, string> = new Map();
   #closing: Promise<void> | undefined;
 
   private constructor(
@@ -64,9 +78,10 @@ export class McpToolExecutor implements RemoteToolExecutor {
     const checked = checkConnectOptions(options);
     const opened = createTransport(checked.transport);
     const client = new Client(checked.clientInfo ?? { name: 'statecraft', version: '0.1.0' });
-    const connecting = checked.signal ? followSignal(checked.signal) : undefined;
+    // The SDK never removes its abort listener: it goes on a signal of our own, not the caller's.
+    const connecting = linkedController(checked.signal);
     const request: RequestOptions = {
-      ...(connecting ? { signal: connecting.signal } : {}),
+      signal: connecting.controller.signal,
       ...(checked.requestTimeoutMs ? { timeout: checked.requestTimeoutMs } : {}),
     };
     try {
@@ -87,7 +102,7 @@ export class McpToolExecutor implements RemoteToolExecutor {
         { cause: error },
       );
     } finally {
-      connecting?.release();
+      connecting.unlink();
     }
     return new McpToolExecutor(client, nameFor(checked, client, opened.label), checked, () =>
       opened.beforeClose(),
@@ -130,9 +145,10 @@ export class McpToolExecutor implements RemoteToolExecutor {
   }
 
   /**
-   * Runs one call on the server. A tool that fails there comes back as a failed ToolResult;
-   * an abort cancels the request on the server (MCP `notifications/cancelled`) and rejects
-   * with AbortError; a broken connection rejects with the SDK's error.
+   * Runs one call on the server, by the tool's own name when `call.name` is a provider-safe
+   * name `listTools` gave it. A tool that fails there comes back as a failed ToolResult; an
+   * abort cancels the request on the server (MCP `notifications/cancelled`) and rejects with
+   * AbortError; a broken connection rejects with the SDK's error.
    */
   async execute(call: ToolCall, options: { readonly signal: AbortSignal }): Promise<ToolResult> {
     this.#assertOpen();
@@ -151,12 +167,17 @@ export class McpToolExecutor implements RemoteToolExecutor {
       return fail(`The arguments for '${call.name}' must be a JSON object.`);
     }
     const { signal } = options;
-    const request = followSignal(signal);
+    // The SDK adds an abort listener per request and never removes it: a run's long-lived
+    // signal would collect one per tool call, so the request gets a signal of its own.
+    const request = linkedController(signal);
     try {
       const result = await this.#client.callTool(
-        { name: call.name, arguments: args as Record<string, unknown> },
+        {
+          name: this.#serverNames.get(call.name) ?? call.name,
+          arguments: args as Record<string, unknown>,
+        },
         undefined,
-        this.#requestOptions(request.signal),
+        this.#requestOptions(request.controller.signal),
       );
       return toToolResult(call, result);
     } catch (error) {
@@ -167,11 +188,15 @@ export class McpToolExecutor implements RemoteToolExecutor {
       }
       throw error;
     } finally {
-      request.release();
+      request.unlink();
     }
   }
 
-  /** Ends the session and the connection; a stdio server's process is stopped. Idempotent. */
+  /**
+   * Ends the session and the connection; a stdio server's process is stopped. Idempotent.
+   * Never hangs on the server: an HTTP server gets 2 s (TERMINATE_SESSION_WAIT_MS) to answer
+   * the DELETE that ends its session, and a stdio server that will not exit is killed.
+   */
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#listing = undefined;
@@ -185,7 +210,7 @@ export class McpToolExecutor implements RemoteToolExecutor {
   }
 
   async #fetchTools(): Promise<readonly ToolSpec[]> {
-    const specs: ToolSpec[] = [];
+    const tools: Tool[] = [];
     const seen = new Set<string>();
     const server = this.#client.getServerVersion()?.name || this.name;
     let cursor: string | undefined;
@@ -194,11 +219,20 @@ export class McpToolExecutor implements RemoteToolExecutor {
         cursor === undefined ? undefined : { cursor },
         this.#requestOptions(undefined),
       );
-      for (const tool of result.tools) {
-        if (isCallable(tool)) specs.push(toToolSpec(tool, server));
-      }
+      tools.push(...result.tools.filter(isCallable));
       cursor = result.nextCursor;
-      if (cursor === undefined) return Object.freeze(specs);
+      if (cursor === undefined) {
+        // Named once every page is in: a renamed tool must not take a name a later page lists.
+        const names = providerSafeNames(tools.map((t) => t.name));
+        const serverNames = new Map<string, string>();
+        const specs = tools.map((tool, i) => {
+          const name = names[i] ?? tool.name;
+          if (name !== tool.name) serverNames.set(name, tool.name);
+          return toToolSpec(tool, server, name);
+        });
+        this.#serverNames = serverNames;
+        return Object.freeze(specs);
+      }
       if (seen.has(cursor)) {
         throw new Error(`${this.name} repeated the tool list cursor '${cursor}'`);
       }

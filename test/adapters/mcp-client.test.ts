@@ -76,6 +76,19 @@ describe('McpToolExecutor on an existing Client', () => {
     expect(executor.name).toBe('mcp:paged');
   });
 
+  it('renames a tool so it never takes a name listed on a later page, and runs it by its own', async () => {
+    const server = pagedServer([[tool('files.read')], [tool('files_read')]]);
+    const { executor } = await inMemory(server);
+    expect((await executor.listTools()).map((t) => t.name)).toEqual(['files_read_2', 'files_read']);
+    const run = (name: string) =>
+      executor.execute({ id: 'c1', name, arguments: {} }, { signal: NEVER });
+    expect(await run('files_read_2')).toMatchObject({
+      name: 'files_read_2',
+      output: 'ran files.read',
+    });
+    expect(await run('files_read')).toMatchObject({ output: 'ran files_read' });
+  });
+
   it('rejects a listing whose cursor repeats instead of looping forever', async () => {
     const server = pagedServer([[tool('a')], [tool('b')], [tool('c')]], () => 'page-1');
     const { executor } = await inMemory(server);

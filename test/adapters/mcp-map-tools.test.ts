@@ -1,6 +1,6 @@
 // The pure MCP ↔ statecraft mappings, on plain objects in MCP's wire shapes.
 import { describe, expect, it } from 'vitest';
-import { toToolResult, toToolSpec } from '../../adapters/tools/mcp/map-tools.js';
+import { providerSafeNames, toToolResult, toToolSpec } from '../../adapters/tools/mcp/map-tools.js';
 
 const call = { id: 'c1', name: 'tool', arguments: {} };
 
@@ -93,5 +93,44 @@ describe('toToolSpec', () => {
     expect(toToolSpec({ name: 't', inputSchema }, 's').description).toBe(
       "Tool 't' of the MCP server 's'.",
     );
+  });
+});
+
+describe('providerSafeNames', () => {
+  const SAFE = /^[a-zA-Z0-9_-]{1,64}$/;
+
+  it('keeps names the providers accept, unchanged', () => {
+    const names = ['search', 'get-weather', 'A_1', 'x'.repeat(64)];
+    expect(providerSafeNames(names)).toEqual(names);
+  });
+
+  it('replaces other characters with _ and cuts to 64 characters', () => {
+    expect(providerSafeNames(['files.read', 'a b/c:d', 'café', 'emoji😀', ''])).toEqual([
+      'files_read',
+      'a_b_c_d',
+      'caf_',
+      // One character outside the BMP becomes one _, not two.
+      'emoji_',
+      '_',
+    ]);
+    expect(providerSafeNames(['y'.repeat(70)])).toEqual(['y'.repeat(64)]);
+  });
+
+  it('never takes a listed name, wherever it is listed, and never repeats one', () => {
+    const names = ['files.read', 'files_read', 'files:read', 'files_read_2'];
+    const safe = providerSafeNames(names);
+    expect(safe).toEqual(['files_read_3', 'files_read', 'files_read_4', 'files_read_2']);
+  });
+
+  it('keeps names it suffixes within 64 characters', () => {
+    const long = 'z'.repeat(70);
+    const safe = providerSafeNames([`${long}a`, `${long}b`, `${long}c`]);
+    expect(safe).toEqual(['z'.repeat(64), `${'z'.repeat(62)}_2`, `${'z'.repeat(62)}_3`]);
+    for (const name of safe) expect(name).toMatch(SAFE);
+  });
+
+  it('gives the same names for the same listing', () => {
+    const names = ['a.b', 'a_b', 'a/b'];
+    expect(providerSafeNames(names)).toEqual(providerSafeNames(names));
   });
 });

@@ -7,11 +7,30 @@ import { McpToolExecutor } from 'statecraft/mcp';
 import { ScriptedModel } from 'statecraft/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { type FixtureHttpServer, startHttpServer } from '../fixtures/mcp/server.js';
+import { TERMINATE_SESSION_WAIT_MS } from '../../adapters/tools/mcp/transport.js';
+import {
+  type FixtureHttpServer,
+  startHttpServer,
+  UNSAFE_TOOL_NAMES,
+} from '../fixtures/mcp/server.js';
 
 const root = resolve('.');
 const SERVER = resolve(root, 'test/fixtures/mcp/server.ts');
-const FIXTURE_TOOLS = ['add', 'shout', 'fail', 'ping', 'picture', 'slow', 'status', 'unlock'];
+// The names the model sees: MCP names the providers reject come out renamed (see below).
+const LONG_SAFE = UNSAFE_TOOL_NAMES.long.slice(0, 64);
+const FIXTURE_TOOLS = [
+  'add',
+  'shout',
+  'fail',
+  'ping',
+  'picture',
+  'slow',
+  'status',
+  'files_read_2',
+  LONG_SAFE,
+  'files_read',
+  'unlock',
+];
 
 const executors: McpToolExecutor[] = [];
 const httpServers: FixtureHttpServer[] = [];
@@ -89,6 +108,37 @@ describe.each(Object.keys(connectors) as (keyof typeof connectors)[])(
       expect(specs.find((t) => t.name === 'ping')?.description).toBe(
         "Tool 'ping' of the MCP server 'statecraft-fixture'.",
       );
+    });
+
+    it('offers tools whose MCP names providers reject under safe names, and runs them by their own', async () => {
+      const executor = await connect();
+      const names = (await executor.listTools()).map((t) => t.name);
+      // What OpenAI and Anthropic accept; one other name fails the whole model request.
+      for (const name of names) expect(name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
+      expect(new Set(names).size).toBe(names.length);
+      // 'files.read' would become 'files_read', which the server also lists: that one keeps
+      // its name and the renamed tool takes a suffix.
+      expect(names).toEqual(expect.arrayContaining(['files_read', 'files_read_2', LONG_SAFE]));
+      expect(names).not.toContain(UNSAFE_TOOL_NAMES.dotted);
+      expect(names).not.toContain(UNSAFE_TOOL_NAMES.long);
+
+      const run = (name: string) => executor.execute(call(name), { signal: NEVER });
+      expect(await run('files_read_2')).toEqual({
+        toolCallId: 'call_files_read_2',
+        name: 'files_read_2',
+        output: UNSAFE_TOOL_NAMES.dotted,
+        success: true,
+      });
+      expect(await run(LONG_SAFE)).toMatchObject({ output: UNSAFE_TOOL_NAMES.long, success: true });
+      expect(await run('files_read')).toMatchObject({
+        output: UNSAFE_TOOL_NAMES.clashing,
+        success: true,
+      });
+      // The server's own name still works for a caller that has it.
+      expect(await run(UNSAFE_TOOL_NAMES.dotted)).toMatchObject({
+        output: UNSAFE_TOOL_NAMES.dotted,
+        success: true,
+      });
     });
 
     it('executes calls: structured and text results succeed, isError results fail', async () => {
@@ -308,6 +358,20 @@ describe('MCP over stdio: the child process', SPAWNING, () => {
     );
     expect(executor.name).toBe('fixture');
     expect((await executor.listTools()).length).toBe(FIXTURE_TOOLS.length);
+    const status = await executor.execute(call('status'), { signal: NEVER });
+    expect(status.output).toMatchObject({ env: '1' });
+  });
+
+  it('does not pass on variables it was not asked to', async () => {
+    // The SDK starts the server with a safe default environment, not this process's.
+    vi.stubEnv('STATECRAFT_FIXTURE', 'leaked');
+    try {
+      const executor = await connectors.stdio();
+      const status = await executor.execute(call('status'), { signal: NEVER });
+      expect(status.output).toMatchObject({ env: null });
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 });
 
@@ -327,6 +391,30 @@ describe('MCP over Streamable HTTP: the session', () => {
     await executor.close();
     await vi.waitFor(() => expect(server.sessions()).toHaveLength(0), WAIT);
   });
+
+  it('close() returns even when the server never answers the DELETE that ends the session', async () => {
+    const server = await startHttpServer({ ignoreDelete: true });
+    httpServers.push(server);
+    const executor = track(
+      await McpToolExecutor.connect({ transport: { type: 'http', url: server.url } }),
+    );
+    await executor.listTools();
+    expect(server.sessions()).toHaveLength(1);
+    // A safety bound far above the executor's own, so a slow machine cannot fail this; without
+    // the executor's bound close() never settles.
+    const HUNG = Symbol('hung');
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const outcome = await Promise.race([
+      executor.close().then(() => 'closed'),
+      new Promise<symbol>((resolve) => {
+        timer = setTimeout(() => resolve(HUNG), TERMINATE_SESSION_WAIT_MS + 8_000);
+      }),
+    ]);
+    clearTimeout(timer);
+    expect(outcome).toBe('closed');
+    // It did ask: the DELETE reached the server, which left it unanswered.
+    expect(server.requestMethods).toContain('DELETE');
+  }, 20_000);
 });
 
 function isAlive(pid: number): boolean {

@@ -11,17 +11,52 @@ import type { ToolSpec } from '../../../src/model/language-model.js';
 // tested on plain objects.
 
 /**
- * An MCP tool as the model should see it. The input schema is passed on as the server wrote
- * it: it is already JSON Schema, and rewriting it would make the model and the server
- * disagree about what the arguments are.
+ * An MCP tool as the model should see it, under `name` (see providerSafeNames). The input
+ * schema is passed on as the server wrote it: it is already JSON Schema, and rewriting it
+ * would make the model and the server disagree about what the arguments are.
  */
-export function toToolSpec(tool: Tool, serverName: string): ToolSpec {
+export function toToolSpec(tool: Tool, serverName: string, name: string = tool.name): ToolSpec {
   const description =
     tool.description?.trim() ||
     tool.title?.trim() ||
     tool.annotations?.title?.trim() ||
     `Tool '${tool.name}' of the MCP server '${serverName}'.`;
-  return Object.freeze({ name: tool.name, description, inputSchema: tool.inputSchema });
+  return Object.freeze({ name, description, inputSchema: tool.inputSchema });
+}
+
+// What OpenAI and Anthropic accept as a function name (Gemini is stricter on the first
+// character only); a request offering any other name is rejected with a 400, all of it.
+// MCP allows more (dots, up to 128 characters), so a server's names cannot go out unchecked.
+const PROVIDER_SAFE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+const MAX_NAME_LENGTH = 64;
+
+/** Whether every model provider accepts `name` as a tool name. */
+export function isProviderSafeName(name: string): boolean {
+  return PROVIDER_SAFE_NAME.test(name);
+}
+
+/**
+ * Provider-safe names for a server's tool names, in the same order. A name that is already
+ * safe is kept, so the usual server sees no renaming at all. Any other name has each
+ * disallowed character replaced by `_` and is cut to 64 characters; if that is taken (by a
+ * kept name, which always wins, or by an earlier renamed one) a suffix `_2`, `_3`, … is
+ * appended, shortening the name to fit. The result is deterministic for a given listing, so
+ * a name the model saw stays valid when the same tools are listed again.
+ */
+export function providerSafeNames(names: readonly string[]): string[] {
+  const taken = new Set(names.filter(isProviderSafeName));
+  return names.map((name) => {
+    if (isProviderSafeName(name)) return name;
+    // `u`: a character outside the BMP becomes one `_`, not two.
+    const base = (name.replace(/[^A-Za-z0-9_-]/gu, '_') || '_').slice(0, MAX_NAME_LENGTH);
+    let safe = base;
+    for (let n = 2; taken.has(safe); n++) {
+      const suffix = `_${n}`;
+      safe = base.slice(0, MAX_NAME_LENGTH - suffix.length) + suffix;
+    }
+    taken.add(safe);
+    return safe;
+  });
 }
 
 /**

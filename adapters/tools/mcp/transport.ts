@@ -21,6 +21,29 @@ export interface OpenedTransport {
 // The SDK stops a stdio child in at most ~4 s (stdin closed, then SIGTERM, then SIGKILL).
 const CLOSE_WAIT_MS = 5_000;
 
+/**
+ * How long close() waits for the server to answer the DELETE that ends an HTTP session. The
+ * SDK sends it with no timeout, so a server that never answers would hang close() for good;
+ * ending the session is a courtesy (the server expires it anyway), so after this we close
+ * regardless, and closing the transport aborts the DELETE still in flight.
+ */
+export const TERMINATE_SESSION_WAIT_MS = 2_000;
+
+/** Settles when `promise` does or after `ms`, whichever is first; never rejects. */
+async function settleWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([
+    promise.then(
+      () => {},
+      () => {},
+    ),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+    }),
+  ]);
+  clearTimeout(timer);
+}
+
 function trackClose(transport: Transport): () => Promise<void> {
   let started = false;
   let markClosed: () => void = () => {};
@@ -36,14 +59,7 @@ function trackClose(transport: Transport): () => Promise<void> {
   };
   return async () => {
     if (!started) return;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([
-      closed,
-      new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, CLOSE_WAIT_MS);
-      }),
-    ]);
-    clearTimeout(timer);
+    await settleWithin(closed, CLOSE_WAIT_MS);
   };
 }
 
@@ -75,8 +91,8 @@ export function createTransport(options: McpTransportOptions): OpenedTransport {
     closed: trackClose(transport),
     beforeClose: async () => {
       // A DELETE frees the session on the server; servers without sessions answer 405, and
-      // a server that is already gone must not stop us closing.
-      await transport.terminateSession().catch(() => {});
+      // a server that is gone or never answers must not stop us closing.
+      await settleWithin(transport.terminateSession(), TERMINATE_SESSION_WAIT_MS);
     },
   };
 }
