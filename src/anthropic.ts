@@ -5,6 +5,7 @@ export { anthropicModelError } from '../adapters/models/anthropic/errors.js';
 export {
   type AnthropicParams,
   type AnthropicRequestSettings,
+  EMPTY_USER_TEXT,
   type MidConversationSystem,
   mapMessages,
   toAnthropicParams,
@@ -21,6 +22,7 @@ export {
   AnthropicStreamMapper,
 } from '../adapters/models/anthropic/stream.js';
 export {
+  ANTHROPIC_NON_STREAMING_MAX_TOKENS,
   AnthropicModel,
   type AnthropicModelOptions,
   DEFAULT_ANTHROPIC_MAX_TOKENS,

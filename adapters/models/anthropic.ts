@@ -1,5 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { AbortError, ConfigError } from '../../src/errors.js';
+import { ResponseCollector } from '../../src/model/collect-stream.js';
 import {
   type CallOptions,
   LANGUAGE_MODEL_VERSION,
@@ -11,6 +12,7 @@ import {
 import { integerAtLeast, optionalPositive } from '../../src/runtime/option-checks.js';
 import { anthropicModelError } from './anthropic/errors.js';
 import {
+  type AnthropicParams,
   type AnthropicRequestSettings,
   type MidConversationSystem,
   toAnthropicParams,
@@ -29,7 +31,10 @@ export interface AnthropicModelOptions {
   readonly client?: Anthropic;
   /** Retries of 408, 409, 429, 5xx and connection errors, done by the SDK (its default: 2). */
   readonly maxRetries?: number;
-  /** Milliseconds per attempt (the SDK's default: 10 minutes). */
+  /**
+   * Milliseconds per attempt (the SDK's default: 10 minutes). For a stream, and a `generate`
+   * that streams (see `ANTHROPIC_NON_STREAMING_MAX_TOKENS`), the wait for the answer to start.
+   */
   readonly timeout?: number;
   /** `max_tokens` when a request sets no `maxOutputTokens`; the API requires one. Default 4096. */
   readonly maxTokens?: number;
@@ -47,10 +52,25 @@ export interface AnthropicModelOptions {
 export const DEFAULT_ANTHROPIC_MAX_TOKENS = 4096;
 
 /**
+ * The largest `max_tokens` that `generate` sends as a non-streaming request; above it, it
+ * streams the request and adds the events up to the same response. SDK 1.x refuses, before
+ * sending anything, a non-streaming request it expects to take over 10 minutes (max_tokens
+ * above 21,333 at its 60 minutes per 128,000 tokens, and above 8,192 for some models) unless a
+ * timeout is set. Setting one would only make the call possible: a non-streamed answer arrives
+ * all at once at the end, so a long one is cut off by that same per-attempt timeout (and
+ * retried from scratch), or by a proxy dropping the silent connection. Streamed, bytes flow
+ * from the start and the timeout covers only the wait for the first ones, which is why the SDK
+ * and the API docs ask for streaming here. One limit for every model, at the SDK's lowest, so
+ * no list of model ids has to be kept in step with the SDK's.
+ */
+export const ANTHROPIC_NON_STREAMING_MAX_TOKENS = 8192;
+
+/**
  * LanguageModel v1 on Anthropic's Messages API through the official `@anthropic-ai/sdk`.
  * Thin on purpose: requests, responses, stream events and errors are mapped by the pure
  * functions in `./anthropic/`; retries and backoff are the SDK's; aborting `signal` cancels
- * the HTTP request.
+ * the HTTP request. `generate` streams requests with a large `max_tokens` (see
+ * `ANTHROPIC_NON_STREAMING_MAX_TOKENS`).
  *
  * Not carried over: thinking blocks (LanguageModel v1 has no part for them, so they are not
  * sent back, which the API expects in tool-use turns with extended thinking on), and
@@ -104,6 +124,12 @@ export class AnthropicModel implements LanguageModel {
     const { signal } = options;
     throwIfAborted(signal);
     const params = toAnthropicParams(request, this.#settings);
+    if (params.max_tokens > ANTHROPIC_NON_STREAMING_MAX_TOKENS) {
+      const mapper = new AnthropicStreamMapper();
+      const collector = new ResponseCollector();
+      for await (const part of this.#streamParts(params, mapper, signal)) collector.add(part);
+      return { ...collector.response(), response: mapper.response };
+    }
     try {
       const message = await this.client.messages.create(
         { ...params, stream: false },
@@ -119,7 +145,15 @@ export class AnthropicModel implements LanguageModel {
     const { signal } = options;
     throwIfAborted(signal);
     const params = toAnthropicParams(request, this.#settings);
-    const mapper = new AnthropicStreamMapper();
+    yield* this.#streamParts(params, new AnthropicStreamMapper(), signal);
+  }
+
+  /** One streamed request's parts, mapped by `mapper` (which then knows the response id). */
+  async *#streamParts(
+    params: AnthropicParams,
+    mapper: AnthropicStreamMapper,
+    signal: AbortSignal | undefined,
+  ): AsyncGenerator<StreamPart> {
     try {
       const events = await this.client.messages.create(
         { ...params, stream: true },

@@ -27,6 +27,7 @@ import {
   type AnthropicStreamEvent,
   AnthropicStreamMapper,
   anthropicModelError,
+  EMPTY_USER_TEXT,
   fromAnthropicMessage,
   mapMessages,
   mapStopReason,
@@ -179,6 +180,70 @@ describe('request mapping', () => {
       { type: 'tool_result', tool_use_id: 'toolu_1', content: 'a.txt' },
       { type: 'text', text: '<system-note>Streams are open.</system-note>' },
       { type: 'text', text: 'three' },
+    ]);
+  });
+
+  it('sends no whitespace-only text block, which the API rejects with a 400', () => {
+    const { system, messages } = mapMessages([
+      systemMessage(' '),
+      systemMessage('Be brief.'),
+      userMessage('Weather in Paris?'),
+      // A model's "\n" before its tool call, kept in the transcript.
+      assistantMessage('\n', [
+        { id: 'toolu_1', name: 'get_weather', arguments: { city: 'Paris' } },
+      ]),
+      toolResultMessage({
+        toolCallId: 'toolu_1',
+        name: 'get_weather',
+        output: '\n',
+        success: true,
+      }),
+      systemMessage('\t'),
+      userMessage('  '),
+      assistantMessage(' \n '),
+      userMessage('Thanks.'),
+    ]);
+    expect(system).toEqual([{ type: 'text', text: 'Be brief.' }]);
+    expect(messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'Weather in Paris?' }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Paris' } },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'toolu_1' },
+          { type: 'text', text: 'Thanks.' },
+        ],
+      },
+    ]);
+    const blocks = messages.flatMap((m) => (Array.isArray(m.content) ? m.content : []));
+    for (const block of [...system, ...blocks]) {
+      if (block.type === 'text') expect(block.text.trim()).not.toBe('');
+    }
+  });
+
+  it('keeps a user turn whose text is empty as a placeholder, so the request stays valid', () => {
+    // Dropped, it would leave no message at all, or a conversation ending on the assistant's
+    // turn, which the API takes as a prefill to continue (and newer models reject).
+    expect(mapMessages([userMessage('')]).messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: EMPTY_USER_TEXT }] },
+    ]);
+    const { messages } = mapMessages(
+      [userMessage('Hi'), assistantMessage('Hello.'), userMessage(' \n'), systemMessage(' ')],
+      'system-message',
+    );
+    expect(messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'Hi' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'Hello.' }] },
+      { role: 'user', content: [{ type: 'text', text: EMPTY_USER_TEXT }] },
+    ]);
+    // Next to other content of the same turn, it adds nothing.
+    expect(mapMessages([userMessage('  '), userMessage('Hi')]).messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'Hi' }] },
     ]);
   });
 
@@ -571,6 +636,19 @@ describe('error mapping', () => {
       const error = anthropicModelError(cause);
       expect(error).toMatchObject({ retryable: true, status: undefined });
       expect(ModelError.isInstance(error)).toBe(true);
+    }
+  });
+
+  it('maps a connection lost mid-body (undici) to a retryable ModelError', () => {
+    const reset = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+    for (const cause of [
+      new TypeError('terminated', { cause: new Error('other side closed') }),
+      new TypeError('terminated', { cause: reset }),
+      Object.assign(new Error('socket closed'), { code: 'UND_ERR_SOCKET' }),
+    ]) {
+      const error = anthropicModelError(cause);
+      expect(ModelError.isInstance(error)).toBe(true);
+      expect(error).toMatchObject({ retryable: true, status: undefined, cause });
     }
   });
 

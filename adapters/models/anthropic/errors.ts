@@ -1,4 +1,5 @@
 import { AbortError, ModelError, StatecraftError } from '../../../src/errors.js';
+import { isNetworkError } from '../../../src/model/network-error.js';
 
 // Error mapping: what the SDK throws → AbortError or ModelError. Errors are recognised by
 // their shape and `name`, not `instanceof`, because a caller's own `client` may come from
@@ -31,7 +32,8 @@ interface SdkErrorShape {
  * `APIUserAbortError`, or any error once `signal` is aborted) is an AbortError; HTTP errors
  * keep their status and are retryable for 408, 409, 429 and 5xx (529 "overloaded" included)
  * unless the server said `x-should-retry: false`; connection failures and timeouts are
- * retryable; anything else (a bad option the SDK refused, say) is a ModelError that is not.
+ * retryable, a connection lost while the body was read included; anything else (a bad option
+ * the SDK refused, say) is a ModelError that is not.
  */
 export function anthropicModelError(error: unknown, signal?: AbortSignal): StatecraftError {
   if (StatecraftError.isInstance(error)) return error;
@@ -58,6 +60,16 @@ export function anthropicModelError(error: unknown, signal?: AbortSignal): State
   }
   if (name === 'APIConnectionError' || name === 'APIConnectionTimeoutError') {
     return new ModelError(`Anthropic request failed: ${detail}`, { cause: error, retryable: true });
+  }
+  // The SDK wraps only failures before the response arrives. A connection lost while its body
+  // is read (a stream cut off, a JSON body short of its length) reaches us as undici's own
+  // error, `TypeError: terminated` or a code down the `cause` chain: the answer never arrived
+  // whole, so trying again can help.
+  if (isNetworkError(error)) {
+    return new ModelError(`Lost the connection to the Anthropic API: ${detail}`, {
+      cause: error,
+      retryable: true,
+    });
   }
   if (name === 'APIError' && typeof e.type === 'string') {
     // An `event: error` in the middle of a stream (e.g. overloaded_error): no status to keep.

@@ -43,6 +43,9 @@ export type AnthropicParams = Omit<MessageCreateParamsBase, 'stream'>;
  * - Tool results are `tool_result` blocks in a user message (`is_error` when the tool failed);
  *   consecutive same-role messages merge, because the API wants user and assistant to alternate,
  *   and tool results go first in their user message, as the API requires.
+ * - Text that is empty or only whitespace is never sent: the API rejects such a text block
+ *   with a 400, and a transcript holding one (a model's lone "\n" before its tool calls, say)
+ *   would fail every later request. See `mapMessages` for what stands in for an empty turn.
  * - `temperature`, `topP` and `seed` are not sent: API version 2026-10-21 (what SDK 1.x speaks)
  *   rejects sampling parameters with a 400, even at default values, and never had a seed. Put
  *   them in `providerOptions.anthropic` if you pin an older `anthropic-version` header.
@@ -76,7 +79,20 @@ export function toAnthropicParams(
   );
 }
 
-/** Messages API messages and the `system` blocks, from our transcript. */
+/**
+ * What an empty (or whitespace-only) user message is sent as, when nothing else is in its turn.
+ * Dropping the turn would leave no message at all, or a conversation ending on the assistant's
+ * turn, which the API takes as a prefill to continue (and newer models reject outright); a
+ * placeholder keeps the turn the user took, and tells the model it said nothing.
+ */
+export const EMPTY_USER_TEXT = '(empty message)';
+
+/**
+ * Messages API messages and the `system` blocks, from our transcript. Blank text is left out
+ * everywhere (system messages, notes, text blocks, tool result content); an assistant turn left
+ * with nothing is dropped, so the user turns around it merge; a user turn left with nothing is
+ * `EMPTY_USER_TEXT`.
+ */
 export function mapMessages(
   transcript: Iterable<Message>,
   midConversationSystem: MidConversationSystem = 'user-note',
@@ -85,15 +101,18 @@ export function mapMessages(
   const messages: MessageParam[] = [];
   let leading = true;
   const add = (role: 'user' | 'assistant', blocks: ContentBlockParam[]) => {
-    if (blocks.length === 0) return;
+    // A user message always opens (or joins) a user turn, even with no blocks: see above.
+    if (blocks.length === 0 && role === 'assistant') return;
     const last = messages.at(-1);
     if (last && last.role === role && Array.isArray(last.content)) last.content.push(...blocks);
     else messages.push({ role, content: blocks });
   };
   for (const message of transcript) {
     if (message.role === 'system') {
+      // A blank instruction says nothing, and would be a blank text block (or system message).
+      if (isBlank(message.content)) continue;
       if (leading) {
-        if (message.content) system.push({ type: 'text', text: message.content });
+        system.push({ type: 'text', text: message.content });
       } else if (midConversationSystem === 'system-message') {
         messages.push({ role: 'system', content: message.content });
       } else {
@@ -111,8 +130,8 @@ export function mapMessages(
         {
           type: 'tool_result',
           tool_use_id: message.toolCallId,
-          // An empty content is left out rather than sent as an empty text.
-          ...(text !== '' && { content: text }),
+          // A blank content is left out rather than sent as a blank text.
+          ...(!isBlank(text) && { content: text }),
           ...(!message.success && { is_error: true }),
         },
       ]);
@@ -120,15 +139,22 @@ export function mapMessages(
   }
   for (const message of messages) {
     if (message.role === 'user' && Array.isArray(message.content)) {
-      message.content = toolResultsFirst(message.content);
+      message.content =
+        message.content.length === 0
+          ? [{ type: 'text', text: EMPTY_USER_TEXT }]
+          : toolResultsFirst(message.content);
     }
   }
   return { system, messages };
 }
 
-// The API rejects empty text blocks, so an empty content sends no block at all.
+// The API rejects text blocks that are empty or only whitespace, so those send no block.
 function textBlocks(text: string): TextBlockParam[] {
-  return text === '' ? [] : [{ type: 'text', text }];
+  return isBlank(text) ? [] : [{ type: 'text', text }];
+}
+
+function isBlank(text: string): boolean {
+  return text.trim() === '';
 }
 
 function toolUseBlock(call: ToolCall): ContentBlockParam {
