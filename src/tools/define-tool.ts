@@ -36,7 +36,8 @@ export interface Tool<Input extends z.ZodType = z.ZodType, Output = unknown>
 // biome-ignore lint/suspicious/noExplicitAny: a registry holds tools of every argument type.
 export type AnyTool = Tool<any, unknown>;
 
-const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+/** Tool names every provider accepts: letters, digits, `_` and `-`, 1 to 64 characters. */
+export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** Defines a tool. Invalid options throw a ConfigError naming the option. */
 export function defineTool<Input extends z.ZodType, Output>(

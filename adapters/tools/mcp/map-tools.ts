@@ -6,6 +6,7 @@ import type {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolCall, ToolResult } from '../../../src/messages.js';
 import type { ToolSpec } from '../../../src/model/language-model.js';
+import { TOOL_NAME } from '../../../src/tools/define-tool.js';
 
 // Pure mappings between MCP's tool shapes and ours, kept apart from the client so they can be
 // tested on plain objects.
@@ -27,7 +28,7 @@ export function toToolSpec(tool: Tool, serverName: string, name: string = tool.n
 // What OpenAI and Anthropic accept as a function name (Gemini is stricter on the first
 // character only); a request offering any other name is rejected with a 400, all of it.
 // MCP allows more (dots, up to 128 characters), so a server's names cannot go out unchecked.
-const PROVIDER_SAFE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+const PROVIDER_SAFE_NAME = TOOL_NAME;
 const MAX_NAME_LENGTH = 64;
 
 /** Whether every model provider accepts `name` as a tool name. */
