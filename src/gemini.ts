@@ -17,10 +17,13 @@ export {
   SKIP_THOUGHT_SIGNATURE,
 } from '../adapters/models/gemini/request.js';
 export {
+  type GeminiMappedCall,
   type GeminiMappedResponse,
   type GeminiResponseData,
+  geminiMalformedCall,
   geminiResponse,
   geminiToolCall,
+  MALFORMED_CALL_NAME,
 } from '../adapters/models/gemini/response.js';
 export { GeminiStreamMapper } from '../adapters/models/gemini/stream.js';
 export { geminiUsage } from '../adapters/models/gemini/usage.js';

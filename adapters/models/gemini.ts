@@ -4,6 +4,7 @@ import {
   GoogleGenAI,
 } from '@google/genai';
 import { AbortError, throwIfAborted } from '../../src/errors.js';
+import { linkedController } from '../../src/linked-controller.js';
 import {
   type CallOptions,
   LANGUAGE_MODEL_VERSION,
@@ -59,11 +60,20 @@ export class GeminiModel implements LanguageModel {
   async generate(request: ModelRequest, options: CallOptions = {}): Promise<ModelResponse> {
     const { signal } = options;
     throwIfAborted(signal);
+    // The SDK adds an abort listener to `config.abortSignal` per request and leaves it there
+    // once the request succeeds: it gets a signal of this call's own, so that a caller's
+    // long-lived signal collects nothing.
+    const { controller, unlink } = linkedController(signal);
     let raw: GenerateContentResponse;
     try {
-      raw = await settle(this.client.models.generateContent(this.#params(request, signal)), signal);
+      raw = await settle(
+        this.client.models.generateContent(this.#params(request, controller.signal)),
+        controller.signal,
+      );
     } catch (error) {
       throw geminiError(error, signal);
+    } finally {
+      unlink();
     }
     const { response, calls } = geminiResponse(raw);
     this.#memory.remember(calls);
@@ -73,28 +83,38 @@ export class GeminiModel implements LanguageModel {
   async *stream(request: ModelRequest, options: CallOptions = {}): AsyncGenerator<StreamPart> {
     const { signal } = options;
     throwIfAborted(signal);
-    // A signal of our own, so that a reader who stops early (`break`) cancels the HTTP
-    // request too, instead of leaving the response body open.
-    const cancel = new AbortController();
-    const forward = () => cancel.abort(signal?.reason);
-    signal?.addEventListener('abort', forward, { once: true });
+    // A signal of our own: the SDK's listeners land on it rather than on the caller's, and a
+    // reader who stops early (`break`) cancels the HTTP request too, instead of leaving the
+    // response body open.
+    const { controller, unlink } = linkedController(signal);
     let complete = false;
     try {
       const chunks = await settle(
-        this.client.models.generateContentStream(this.#params(request, cancel.signal)),
-        cancel.signal,
+        this.client.models.generateContentStream(this.#params(request, controller.signal)),
+        controller.signal,
       );
       const mapper = new GeminiStreamMapper();
-      for await (const chunk of chunks) yield* mapper.push(chunk);
+      for await (const chunk of chunks) {
+        for (const part of mapper.push(chunk)) {
+          // The SDK goes on handing out chunks it has already read after an abort: a reader
+          // who aborted must get nothing more.
+          throwIfStreamAborted(signal);
+          yield part;
+        }
+      }
+      throwIfStreamAborted(signal);
       const tail = mapper.end();
       this.#memory.remember(mapper.calls);
       complete = true;
-      yield* tail;
+      for (const part of tail) {
+        throwIfStreamAborted(signal);
+        yield part;
+      }
     } catch (error) {
       throw geminiError(error, signal);
     } finally {
-      signal?.removeEventListener('abort', forward);
-      if (!complete) cancel.abort(new AbortError('The stream was closed by its reader'));
+      unlink();
+      if (!complete) controller.abort(new AbortError('The stream was closed by its reader'));
     }
   }
 
@@ -110,6 +130,12 @@ export class GeminiModel implements LanguageModel {
       config.httpOptions = { retryOptions: this.#retryOptions, ...config.httpOptions };
     }
     return { ...params, config };
+  }
+}
+
+function throwIfStreamAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) {
+    throw new AbortError('The Gemini stream was aborted', { cause: signal.reason });
   }
 }
 

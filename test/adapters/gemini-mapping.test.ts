@@ -303,13 +303,87 @@ describe('geminiResponse', () => {
     expect(mapped.usage).toMatchObject({ cachedInputTokens: 96, reasoningTokens: 20 });
   });
 
-  it('keeps arguments text that is not JSON with argumentsError, and objects that fail no parse', () => {
-    const { response: mapped } = geminiResponse(response('generate-malformed-args.json'));
+  it('turns a MALFORMED_FUNCTION_CALL into a failed call named after the function it tried', () => {
+    const { response: mapped, calls } = geminiResponse(response('generate-malformed-args.json'));
+    const finishMessage = 'Malformed function call: print(default_api.get_weather(city=Paris"))';
+    expect(mapped.content).toEqual([
+      {
+        type: 'tool-call',
+        toolCall: {
+          id: expect.stringMatching(/^call_/),
+          name: 'get_weather',
+          arguments: finishMessage,
+          argumentsError: expect.stringContaining('Gemini reported MALFORMED_FUNCTION_CALL'),
+        },
+      },
+    ]);
+    const [part] = mapped.content;
+    expect(part?.type === 'tool-call' && part.toolCall.argumentsError).toContain(finishMessage);
+    expect(mapped.finishReason).toEqual({ unified: 'tool-calls', raw: 'MALFORMED_FUNCTION_CALL' });
+    expect(mapped.usage).toEqual({ inputTokens: 64, outputTokens: 0, totalTokens: 64 });
+    // Nothing of Gemini's to echo back: the id is ours and there is no signature.
+    expect([...calls.values()]).toEqual([{ providerId: false }]);
+  });
+
+  it.each([
+    ['Malformed function call: print(default_api.get_weather(city=Paris"))', 'get_weather'],
+    ['Malformed function call: call:default_api:get_weather{city:<ctrl46>Paris}', 'get_weather'],
+    ['Malformed function call: call:google_search{query:"part 602"}', 'google_search'],
+    ['Malformed function call: print(to_fahrenheit(celsius=18 degrees))', 'to_fahrenheit'],
+    [
+      'Malformed function call: Failed to parse function call: Function call is empty - no input to parse.',
+      'malformed_call',
+    ],
+    ['', 'malformed_call'],
+    [undefined, 'malformed_call'],
+  ])('names the malformed call in %j %s', (finishMessage, name) => {
+    const { response: mapped } = geminiResponse({
+      candidates: [
+        {
+          // Gemini sends no parts at all, or an empty list.
+          content: finishMessage === undefined ? {} : { role: 'model', parts: [] },
+          finishReason: 'MALFORMED_FUNCTION_CALL' as never,
+          ...(finishMessage !== undefined && { finishMessage }),
+        },
+      ],
+    });
+    const [part] = mapped.content;
+    expect(part?.type === 'tool-call' && part.toolCall).toMatchObject({
+      name,
+      arguments: finishMessage ?? '',
+      argumentsError: expect.stringContaining('MALFORMED_FUNCTION_CALL'),
+    });
+    expect(mapped.content).toHaveLength(1);
+    expect(mapped.finishReason).toEqual({ unified: 'tool-calls', raw: 'MALFORMED_FUNCTION_CALL' });
+  });
+
+  it('keeps arguments that are not an object: text is parsed, else kept with argumentsError', () => {
+    // Not something Gemini sends (its `args` is an object), but a proxy or an older API might.
+    const { response: mapped } = geminiResponse({
+      candidates: [
+        {
+          content: {
+            role: 'model',
+            parts: [
+              { functionCall: { name: 'add', args: { a: 'two', b: 2 } } },
+              { functionCall: { name: 'add', args: '{"a": 1, "b": ' as never } },
+              { functionCall: { name: 'add', args: '{"a": 1, "b": 2}' as never } },
+              { functionCall: { name: 'add' } },
+            ],
+          },
+          finishReason: 'STOP' as never,
+        },
+      ],
+    });
     const calls = mapped.content.flatMap((p) => (p.type === 'tool-call' ? [p.toolCall] : []));
     expect(calls[0]).toMatchObject({ name: 'add', arguments: { a: 'two', b: 2 } });
     expect(calls[0]?.argumentsError).toBeUndefined();
     expect(calls[1]).toMatchObject({ name: 'add', arguments: '{"a": 1, "b": ' });
     expect(calls[1]?.argumentsError).toEqual(expect.any(String));
+    expect(calls[2]).toMatchObject({ name: 'add', arguments: { a: 1, b: 2 } });
+    expect(calls[2]?.argumentsError).toBeUndefined();
+    expect(calls[3]).toMatchObject({ name: 'add', arguments: {} });
+    expect(mapped.finishReason).toEqual({ unified: 'tool-calls', raw: 'STOP' });
   });
 
   it('leaves thought summaries out and reports a blocked prompt as a content filter', () => {
@@ -349,6 +423,8 @@ describe('geminiFinishReason', () => {
     ['PROHIBITED_CONTENT', false, 'content-filter'],
     ['SPII', false, 'content-filter'],
     ['MALFORMED_FUNCTION_CALL', false, 'error'],
+    // The mappers report a malformed call as a (failed) call: then it is a tool-call turn.
+    ['MALFORMED_FUNCTION_CALL', true, 'tool-calls'],
     ['LANGUAGE', false, 'other'],
     ['OTHER', false, 'other'],
     ['SOMETHING_NEW', false, 'other'],
@@ -453,6 +529,28 @@ describe('GeminiStreamMapper', () => {
     expect(parts.at(-1)).toEqual({
       type: 'finish',
       finishReason: { unified: 'stop', raw: 'STOP' },
+    });
+  });
+
+  it('turns a streamed MALFORMED_FUNCTION_CALL into a failed call, then finishes with tool-calls', () => {
+    const parts = mapStream(sseChunks('stream-malformed-call.sse'));
+    const finishMessage =
+      'Malformed function call: call:default_api:get_weather{city:<ctrl46>Paris}';
+    expect(parts.map((p) => p.type)).toEqual(['tool-call-delta', 'tool-call', 'usage', 'finish']);
+    const delta = parts[0] as Extract<StreamPart, { type: 'tool-call-delta' }>;
+    expect(delta).toMatchObject({ index: 0, name: 'get_weather', argumentsDelta: finishMessage });
+    expect(parts[1]).toEqual({
+      type: 'tool-call',
+      toolCall: {
+        id: delta.id,
+        name: 'get_weather',
+        arguments: finishMessage,
+        argumentsError: expect.stringContaining(finishMessage),
+      },
+    });
+    expect(parts.at(-1)).toEqual({
+      type: 'finish',
+      finishReason: { unified: 'tool-calls', raw: 'MALFORMED_FUNCTION_CALL' },
     });
   });
 

@@ -1,7 +1,10 @@
 // GeminiModel through the real @google/genai SDK over HTTP, against a local server on
 // 127.0.0.1 that replays Gemini's recorded wire formats (test/fixtures/gemini). Nothing here
 // touches the internet.
+import { getEventListeners } from 'node:events';
+import { createServer as createHttpServer, type ServerResponse } from 'node:http';
 import { type AddressInfo, createServer } from 'node:net';
+import { GoogleGenAI } from '@google/genai';
 import {
   AbortError,
   type ChainStreamEvent,
@@ -14,7 +17,7 @@ import {
   Transcript,
   userMessage,
 } from 'statecraft';
-import { GeminiModel, type GeminiModelOptions } from 'statecraft/gemini';
+import { GeminiModel, type GeminiModelOptions, SKIP_THOUGHT_SIGNATURE } from 'statecraft/gemini';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import {
@@ -62,6 +65,21 @@ function gemini(url: string, options: Partial<GeminiModelOptions> = {}): GeminiM
     retries: FAST_RETRIES,
     ...options,
   });
+}
+
+const abortListeners = (signal: AbortSignal) => getEventListeners(signal, 'abort').length;
+
+/**
+ * Gemini on Vertex AI in express mode (an API key, no project). The SDK hands Vertex
+ * candidates over as they came, `finishMessage` included, which its Gemini API path drops.
+ */
+function vertexGemini(url: string): GeminiModel {
+  const client = new GoogleGenAI({
+    vertexai: true,
+    apiKey: 'test-key',
+    httpOptions: { baseUrl: url, retryOptions: FAST_RETRIES },
+  });
+  return new GeminiModel({ model: MODEL, client });
 }
 
 const ask = (text: string): ModelRequest => ({ messages: Transcript.from([userMessage(text)]) });
@@ -357,17 +375,110 @@ describe('GeminiModel over HTTP', () => {
   });
 
   it('aborts at once while the SDK waits out its retry backoff', async () => {
+    // A backoff of a minute: were the abort to wait for it, the test would time out.
     const replay = await serve(json('error-429.json', 429), json('generate-text.json'));
-    const model = gemini(replay.url, { retries: { attempts: 2, initialDelay: 5 } });
+    const model = gemini(replay.url, { retries: { attempts: 2, initialDelay: 60, maxDelay: 60 } });
     const controller = new AbortController();
     const call = model.generate(ask('Weather?'), { signal: controller.signal });
     await vi.waitFor(() => expect(replay.requests).toHaveLength(1));
     await vi.waitFor(() => expect(replay.openRequests()).toBe(0));
-    const started = Date.now();
-    controller.abort();
+    controller.abort('user cancelled');
     const error = await call.catch((e: unknown) => e);
     expect(AbortError.isInstance(error)).toBe(true);
-    expect(Date.now() - started).toBeLessThan(500);
+    expect((error as AbortError).cause).toBe('user cancelled');
+    // The retry never went out, and nothing is left open.
+    expect(replay.requests).toHaveLength(1);
+    expect(replay.remaining()).toBe(1);
+    expect(replay.openRequests()).toBe(0);
+  });
+
+  it('yields nothing more once aborted, even parts already received', async () => {
+    // The whole stream in one write: every chunk is buffered before the reader sees the first.
+    const replay = await serve({ sse: [fixture('gemini', 'stream-text.sse')], hang: true });
+    const controller = new AbortController();
+    const seen: StreamPart[] = [];
+    const error = await (async () => {
+      for await (const part of gemini(replay.url).stream(ask('Weather?'), {
+        signal: controller.signal,
+      })) {
+        seen.push(part);
+        if (part.type === 'text-delta') controller.abort('user cancelled');
+      }
+    })().catch((e: unknown) => e);
+    expect(seen).toEqual([{ type: 'text-delta', delta: 'It is 18 °C' }]);
+    expect(AbortError.isInstance(error)).toBe(true);
+    expect((error as AbortError).cause).toBe('user cancelled');
+    await vi.waitFor(() => expect(replay.openRequests()).toBe(0));
+  });
+
+  it('rejects a stream whose connection drops mid-body with a retryable ModelError', async () => {
+    const firstEvent = `${fixture('gemini', 'stream-text.sse').split('\r\n\r\n')[0]}\r\n\r\n`;
+    const responses: ServerResponse[] = [];
+    const dropping = createHttpServer((req, res) => {
+      responses.push(res);
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(firstEvent);
+      });
+    });
+    await new Promise<void>((resolve) => dropping.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = dropping.address() as AddressInfo;
+      const seen: StreamPart[] = [];
+      const error = await (async () => {
+        for await (const part of gemini(`http://127.0.0.1:${port}`).stream(ask('Weather?'))) {
+          seen.push(part);
+          // The connection goes once the first part is through, not on a timer.
+          responses[0]?.socket?.destroy();
+        }
+      })().catch((e: unknown) => e);
+      expect(ModelError.isInstance(error)).toBe(true);
+      expect(error).toMatchObject({ retryable: true, status: undefined });
+      expect((error as ModelError).message).toContain('failed to reach the server');
+      expect(seen).toEqual([{ type: 'text-delta', delta: 'It is 18 °C' }]);
+      // The SDK does not retry a body that broke off: the caller decides, `retryable` says it may.
+      expect(responses).toHaveLength(1);
+    } finally {
+      dropping.closeAllConnections();
+      await new Promise((resolve) => dropping.close(resolve));
+    }
+  });
+
+  it('leaves no abort listener on a long-lived signal after many calls and streams', async () => {
+    const replay = await serve(
+      json('error-429.json', 429),
+      ...Array.from({ length: 15 }, () => json('generate-text.json')),
+      sse('stream-text.sse'),
+      sse('stream-text.sse'),
+      { sse: [fixture('gemini', 'stream-text.sse')], hang: true },
+    );
+    const model = gemini(replay.url);
+    const { signal } = new AbortController();
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      // The first call is retried once (429): a retry must not leave a listener either.
+      for (let i = 0; i < 15; i++) await model.generate(ask('Weather?'), { signal });
+      expect(abortListeners(signal)).toBe(0);
+      for (let i = 0; i < 2; i++) {
+        for await (const _ of model.stream(ask('Weather?'), { signal })) {
+          // Read to the end.
+        }
+      }
+      // A reader that stops early.
+      for await (const part of model.stream(ask('Weather?'), { signal })) {
+        if (part.type === 'text-delta') break;
+      }
+      // Warnings are emitted on a later tick.
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(replay.requests).toHaveLength(19);
+    expect(abortListeners(signal)).toBe(0);
+    expect(warnings.map((w) => w.name)).not.toContain('MaxListenersExceededWarning');
   });
 
   it('closes the request when a reader stops early without aborting', async () => {
@@ -388,32 +499,114 @@ describe('GeminiModel over HTTP', () => {
     expect(replay.requests).toHaveLength(0);
   });
 
-  it('answers malformed tool arguments with failed results the model sees, and finishes', async () => {
+  it('answers a MALFORMED_FUNCTION_CALL with a failed call the model sees, and finishes', async () => {
     const replay = await serve(json('generate-malformed-args.json'), json('generate-apology.json'));
-    const execute = vi.fn(({ a, b }: { a: number; b: number }) => a + b);
-    const add = defineTool({
-      name: 'add',
-      description: 'Adds two numbers.',
-      input: z.object({ a: z.number(), b: z.number() }),
-      execute,
-    });
-    const chain = createChain({ model: gemini(replay.url), tools: [add] });
-    const result = await chain.invoke('What is 1 + 2?');
+    const { tools, getWeather } = weatherTools();
+    const chain = createChain({ model: vertexGemini(replay.url), tools });
+    const result = await chain.invoke('How warm is Paris?');
 
-    expect(result.text).toBe('Both calls were rejected: the arguments must be numbers. 1 + 2 = 3.');
-    expect(execute).not.toHaveBeenCalled();
-    const [model, results] = body(replay, 1).contents.slice(1);
-    expect(model?.parts).toEqual([
+    expect(result.text).toBe(
+      'Sorry, my weather lookup failed, so I cannot tell how warm Paris is right now.',
+    );
+    expect(getWeather).not.toHaveBeenCalled();
+    expect(replay.requests).toHaveLength(2);
+    const finishMessage = 'Malformed function call: print(default_api.get_weather(city=Paris"))';
+    const [call, answer] = body(replay, 1).contents.slice(1);
+    // The bad call is replayed under the name it tried, with Gemini's own words as its text…
+    expect(call).toEqual({
+      role: 'model',
+      parts: [
+        {
+          functionCall: { name: 'get_weather', args: { value: finishMessage } },
+          thoughtSignature: SKIP_THOUGHT_SIGNATURE,
+        },
+      ],
+    });
+    // …and answered with an error that says what went wrong.
+    expect(answer).toEqual({
+      role: 'user',
+      parts: [
+        {
+          functionResponse: {
+            name: 'get_weather',
+            response: { error: expect.stringContaining('MALFORMED_FUNCTION_CALL') },
+          },
+        },
+      ],
+    });
+    const response = answer?.parts[0]?.functionResponse as { response?: { error?: string } };
+    expect(response.response?.error).toContain(finishMessage);
+  });
+
+  it('answers a streamed MALFORMED_FUNCTION_CALL the same way, through a chain', async () => {
+    const replay = await serve(sse('stream-malformed-call.sse'), sse('stream-text.sse'));
+    const { tools, getWeather } = weatherTools();
+    const chain = createChain({ model: vertexGemini(replay.url), tools });
+    const events: ChainStreamEvent[] = [];
+    for await (const event of chain.stream('How warm is Paris?')) events.push(event);
+
+    const calls = events.flatMap((e) => (e.type === 'tool-call' ? [e.toolCall] : []));
+    expect(calls).toEqual([
       {
-        functionCall: { name: 'add', args: { a: 'two', b: 2 } },
-        thoughtSignature: expect.any(String),
+        id: expect.stringMatching(/^call_/),
+        name: 'get_weather',
+        arguments: 'Malformed function call: call:default_api:get_weather{city:<ctrl46>Paris}',
+        argumentsError: expect.stringContaining('MALFORMED_FUNCTION_CALL'),
       },
-      { functionCall: { name: 'add', args: { value: '{"a": 1, "b": ' } } },
     ]);
-    expect(results?.role).toBe('user');
-    expect(results?.parts).toEqual([
-      { functionResponse: { name: 'add', response: { error: expect.any(String) } } },
-      { functionResponse: { name: 'add', response: { error: expect.any(String) } } },
+    expect(getWeather).not.toHaveBeenCalled();
+    const final = events.at(-1);
+    expect(final?.type === 'final' && final.output).toMatchObject({
+      status: 'succeeded',
+      result: 'It is 18 °C and sunny in Paris today.',
+    });
+    expect(body(replay, 1).contents[2]).toEqual({
+      role: 'user',
+      parts: [
+        {
+          functionResponse: {
+            name: 'get_weather',
+            response: { error: expect.stringContaining('call:default_api:get_weather') },
+          },
+        },
+      ],
+    });
+  });
+
+  it('answers a MALFORMED_FUNCTION_CALL from the Gemini API, whose SDK drops finishMessage', async () => {
+    // The SDK's Gemini API path keeps only the candidate fields it knows, and finishMessage is
+    // not one of them: the call cannot be named, but the chain must still go on and finish.
+    const replay = await serve(json('generate-malformed-args.json'), json('generate-apology.json'));
+    const { tools, getWeather } = weatherTools();
+    const chain = createChain({ model: gemini(replay.url), tools });
+    const result = await chain.invoke('How warm is Paris?');
+
+    expect(result.text).toBe(
+      'Sorry, my weather lookup failed, so I cannot tell how warm Paris is right now.',
+    );
+    expect(getWeather).not.toHaveBeenCalled();
+    expect(replay.requests).toHaveLength(2);
+    expect(body(replay, 1).contents.slice(1)).toEqual([
+      {
+        role: 'model',
+        parts: [
+          {
+            functionCall: { name: 'malformed_call', args: { value: '' } },
+            thoughtSignature: SKIP_THOUGHT_SIGNATURE,
+          },
+        ],
+      },
+      {
+        role: 'user',
+        parts: [
+          {
+            functionResponse: {
+              name: 'malformed_call',
+              response: { error: expect.stringContaining("Unknown tool 'malformed_call'") },
+            },
+          },
+        ],
+      },
     ]);
   });
 });

@@ -13,7 +13,8 @@ const GEMINI_REASONS: Readonly<Record<string, FinishReason['unified']>> = {
   IMAGE_SAFETY: 'content-filter',
   IMAGE_PROHIBITED_CONTENT: 'content-filter',
   IMAGE_RECITATION: 'content-filter',
-  // The model tried to call a tool and failed at it: the turn holds no usable answer.
+  // The model tried to call a tool and failed at it: the turn holds no usable answer. The
+  // mappers report the failed call as a call (see geminiMalformedCall): then 'tool-calls'.
   MALFORMED_FUNCTION_CALL: 'error',
   UNEXPECTED_TOOL_CALL: 'error',
   TOO_MANY_TOOL_CALLS: 'error',
@@ -21,8 +22,10 @@ const GEMINI_REASONS: Readonly<Record<string, FinishReason['unified']>> = {
 
 /**
  * Gemini has no "tool calls" finish reason: a turn that called functions ends with `STOP`,
- * so `hasToolCalls` lets the unified reason say what the turn actually did. Reasons Gemini
- * adds later (and `LANGUAGE`, `OTHER`, …) are `other`.
+ * so `hasToolCalls` lets the unified reason say what the turn actually did. A malformed call
+ * that is reported as a (failed) call is a tool-call turn too: the chain must go on and let
+ * the model see the failure. Reasons Gemini adds later (and `LANGUAGE`, `OTHER`, …) are
+ * `other`.
  */
 export function geminiFinishReason(
   raw: string | null | undefined,
@@ -30,7 +33,10 @@ export function geminiFinishReason(
 ): FinishReason {
   const unified = raw ? (GEMINI_REASONS[raw] ?? 'other') : hasToolCalls ? 'tool-calls' : 'other';
   return {
-    unified: unified === 'stop' && hasToolCalls ? 'tool-calls' : unified,
+    unified:
+      hasToolCalls && (unified === 'stop' || raw === 'MALFORMED_FUNCTION_CALL')
+        ? 'tool-calls'
+        : unified,
     raw: raw ?? undefined,
   };
 }

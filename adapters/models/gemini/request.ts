@@ -145,9 +145,10 @@ function modelParts(
 }
 
 /**
- * Gemini's `args` is a JSON object. Arguments that were not one (malformed text the model
- * sent, which the tool runner answered with a failed result) are replayed under a key, so the
- * model still sees what it sent.
+ * Gemini's `args` is a JSON object. Arguments that were not one (the text of a call Gemini
+ * reported as MALFORMED_FUNCTION_CALL, or text that was not JSON, which the tool runner
+ * answered with a failed result) are replayed under a key, so the model still sees what it
+ * sent.
  */
 function functionArgs(value: unknown): Record<string, unknown> {
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) {

@@ -1,4 +1,4 @@
-import type { FunctionCall, GenerateContentResponse, Part } from '@google/genai';
+import type { Candidate, FunctionCall, GenerateContentResponse, Part } from '@google/genai';
 import { generateToolCallId, parseToolArguments, type ToolCall } from '../../../src/messages.js';
 import type { ContentPart, ModelResponse } from '../../../src/model/language-model.js';
 import type { CallMemo } from './call-memory.js';
@@ -11,6 +11,13 @@ export type GeminiResponseData = Pick<
   'candidates' | 'usageMetadata' | 'promptFeedback' | 'responseId' | 'modelVersion'
 >;
 
+/** One call as ours, with its arguments as text (for a stream's delta) and its memo. */
+export interface GeminiMappedCall {
+  readonly toolCall: ToolCall;
+  readonly argumentsText: string;
+  readonly memo: CallMemo;
+}
+
 export interface GeminiMappedResponse {
   readonly response: ModelResponse;
   /** What to remember of each call, by its id (see CallMemory). */
@@ -20,7 +27,9 @@ export interface GeminiMappedResponse {
 /**
  * A `generateContent` response as ours: the first candidate's text and function calls, in
  * the order Gemini produced them. Thought summaries (`thought: true`) are not the answer and
- * are left out; other part kinds (inline data, code execution) are not ours to carry.
+ * are left out; other part kinds (inline data, code execution) are not ours to carry. A call
+ * Gemini could not produce (`MALFORMED_FUNCTION_CALL`) comes last, as a failed call (see
+ * geminiMalformedCall).
  */
 export function geminiResponse(raw: GeminiResponseData): GeminiMappedResponse {
   const candidate = raw.candidates?.[0];
@@ -40,6 +49,11 @@ export function geminiResponse(raw: GeminiResponseData): GeminiMappedResponse {
     if (last?.type === 'text')
       content[content.length - 1] = { type: 'text', text: last.text + text };
     else content.push({ type: 'text', text });
+  }
+  const malformed = candidate && geminiMalformedCall(candidate);
+  if (malformed) {
+    content.push({ type: 'tool-call', toolCall: malformed.toolCall });
+    calls.set(malformed.toolCall.id, malformed.memo);
   }
   const blockReason = raw.promptFeedback?.blockReason;
   const finishReason =
@@ -64,13 +78,12 @@ export function partText(part: Part): string {
 
 /**
  * One Gemini function call as ours. Gemini often sends no id: one is generated. `args` is a
- * JSON object on the wire and is kept as it is; should it arrive as text, it is parsed, and
- * text that is not JSON is kept with `argumentsError` for the tool runner to answer.
+ * JSON object on the wire and is kept as it is. Gemini itself never sends it as text (a call
+ * it cannot parse ends the turn with MALFORMED_FUNCTION_CALL instead), but a proxy speaking
+ * its format might: text is parsed, and text that is not JSON is kept with `argumentsError`
+ * for the tool runner to answer.
  */
-export function geminiToolCall(
-  call: FunctionCall,
-  thoughtSignature?: string,
-): { toolCall: ToolCall; argumentsText: string; memo: CallMemo } {
+export function geminiToolCall(call: FunctionCall, thoughtSignature?: string): GeminiMappedCall {
   const args: unknown = call.args;
   const argumentsText = typeof args === 'string' ? args : JSON.stringify(args ?? {});
   const parsed = typeof args === 'string' ? parseToolArguments(args) : { arguments: args ?? {} };
@@ -84,6 +97,49 @@ export function geminiToolCall(
     ...(thoughtSignature !== undefined && { thoughtSignature }),
   };
   return { toolCall, argumentsText, memo };
+}
+
+/** The name a malformed call gets when Gemini's message names no function. */
+export const MALFORMED_CALL_NAME = 'malformed_call';
+
+/**
+ * When the model wrote a function call Gemini could not parse, the candidate ends with
+ * `MALFORMED_FUNCTION_CALL`, usually without content, the model's text being in
+ * `finishMessage` (`Malformed function call: print(default_api.get_weather(city=...))`).
+ * Left as it is, that turn is an empty answer and a chain would end on it "successfully".
+ * Instead it becomes a call with `argumentsError`: the tool runner answers it with a failed
+ * result, so the model sees its mistake and can try again, as with any bad arguments.
+ *
+ * `finishMessage` may be missing: @google/genai (2.x) drops it from Gemini API responses,
+ * keeping it only from Vertex AI. The call is then named MALFORMED_CALL_NAME, and the
+ * runner's "unknown tool" answer is what tells the model its call failed.
+ */
+export function geminiMalformedCall(
+  candidate: Pick<Candidate, 'finishReason' | 'finishMessage'>,
+): GeminiMappedCall | undefined {
+  if (candidate.finishReason !== 'MALFORMED_FUNCTION_CALL') return undefined;
+  const message = candidate.finishMessage ?? '';
+  const toolCall: ToolCall = {
+    id: generateToolCallId(),
+    name: malformedCallName(message) ?? MALFORMED_CALL_NAME,
+    arguments: message,
+    argumentsError: message
+      ? `Gemini reported MALFORMED_FUNCTION_CALL: the call could not be parsed ("${message}")`
+      : 'Gemini reported MALFORMED_FUNCTION_CALL: the call could not be parsed (Gemini gave no details)',
+  };
+  return { toolCall, argumentsText: message, memo: { providerId: false } };
+}
+
+/**
+ * The function a malformed call tried, from Gemini's wording of it, which comes in two forms:
+ * Python-like `print(default_api.name(...))` and `call:default_api:name{...}` (or
+ * `call:name{...}` for a built-in tool). Undefined when it names none (e.g. "Function call is
+ * empty").
+ */
+function malformedCallName(message: string): string | undefined {
+  // The name stops at a dot, so that `print(default_api.get_weather(` gives `get_weather`.
+  const match = /(?:\bdefault_api[.:]|\bcall:|\bprint\(\s*)([A-Za-z_][\w-]*)\s*[({]/.exec(message);
+  return match?.[1];
 }
 
 export function responseMeta(raw: GeminiResponseData): Pick<ModelResponse, 'response'> {

@@ -3,16 +3,22 @@ import { ModelError } from '../../../src/errors.js';
 import type { StreamPart } from '../../../src/model/language-model.js';
 import type { CallMemo } from './call-memory.js';
 import { geminiBlockedPrompt, geminiFinishReason } from './finish-reason.js';
-import { type GeminiResponseData, geminiToolCall, partText } from './response.js';
+import {
+  type GeminiMappedCall,
+  type GeminiResponseData,
+  geminiMalformedCall,
+  geminiToolCall,
+  partText,
+} from './response.js';
 import { geminiUsage } from './usage.js';
 
 /**
  * Folds the chunks of `generateContentStream` (each one a partial GenerateContentResponse)
  * into our stream parts. Text parts are deltas. Gemini sends each function call whole in
  * one chunk, never split, so each becomes one `tool-call-delta` carrying all its arguments
- * followed at once by its `tool-call`. Usage and finish reason come with the last chunk
- * (usage may come earlier too, growing): they are emitted once, by `end()`, after
- * everything else.
+ * followed at once by its `tool-call`, and so does a call Gemini reports as malformed. Usage
+ * and finish reason come with the last chunk (usage may come earlier too, growing): they are
+ * emitted once, by `end()`, after everything else.
  */
 export class GeminiStreamMapper {
   readonly #calls = new Map<string, CallMemo>();
@@ -32,26 +38,33 @@ export class GeminiStreamMapper {
     for (const part of candidate?.content?.parts ?? []) {
       if (part.thought) continue;
       if (part.functionCall) {
-        const { toolCall, argumentsText, memo } = geminiToolCall(
-          part.functionCall,
-          part.thoughtSignature,
-        );
-        parts.push({
-          type: 'tool-call-delta',
-          index: this.#callCount++,
-          id: toolCall.id,
-          name: toolCall.name,
-          argumentsDelta: argumentsText,
-        });
-        parts.push({ type: 'tool-call', toolCall });
-        this.#calls.set(toolCall.id, memo);
+        parts.push(...this.#call(geminiToolCall(part.functionCall, part.thoughtSignature)));
         continue;
       }
       const delta = partText(part);
       if (delta) parts.push({ type: 'text-delta', delta });
     }
-    if (candidate?.finishReason) this.#finishReason = candidate.finishReason;
+    if (candidate?.finishReason) {
+      this.#finishReason = candidate.finishReason;
+      // Comes with the finish reason, in the last chunk: a failed call (see geminiMalformedCall).
+      const malformed = geminiMalformedCall(candidate);
+      if (malformed) parts.push(...this.#call(malformed));
+    }
     return parts;
+  }
+
+  #call({ toolCall, argumentsText, memo }: GeminiMappedCall): StreamPart[] {
+    this.#calls.set(toolCall.id, memo);
+    return [
+      {
+        type: 'tool-call-delta',
+        index: this.#callCount++,
+        id: toolCall.id,
+        name: toolCall.name,
+        argumentsDelta: argumentsText,
+      },
+      { type: 'tool-call', toolCall },
+    ];
   }
 
   /**
