@@ -216,6 +216,19 @@ describe('LocalToolRegistry', () => {
       expect(result.error).toContain('Available tools: alpha, beta.');
     });
 
+    it('passes on why a call could not be parsed when its name is unknown too', async () => {
+      const registry = new LocalToolRegistry([alpha]);
+      const result = await registry.run({
+        id: 'call_m',
+        name: 'malformed_call',
+        arguments: '',
+        argumentsError: 'Gemini reported MALFORMED_FUNCTION_CALL: the call could not be parsed.',
+      });
+      expect(result.error).toBe(
+        "Unknown tool 'malformed_call'. Gemini reported MALFORMED_FUNCTION_CALL: the call could not be parsed. Available tools: alpha.",
+      );
+    });
+
     it('says so when no tools are available at all', async () => {
       const result = await new LocalToolRegistry().run(call('gamma', {}));
       expect(result.success).toBe(false);

@@ -71,9 +71,12 @@ export class LocalToolRegistry {
     const tool = this.#tools.get(call.name);
     if (!tool) {
       const available = [...this.#tools.keys()];
+      // A call the provider could not even parse (e.g. Gemini's MALFORMED_FUNCTION_CALL) may
+      // have no real name: its own error says more than "unknown tool" alone.
+      const why = call.argumentsError === undefined ? '' : ` ${call.argumentsError}`;
       return failed(
         call,
-        `Unknown tool '${call.name}'. ${available.length ? `Available tools: ${available.join(', ')}.` : 'No tools are available.'}`,
+        `Unknown tool '${call.name}'.${why} ${available.length ? `Available tools: ${available.join(', ')}.` : 'No tools are available.'}`,
       );
     }
     return runTool(tool, call, options);
