@@ -1,5 +1,6 @@
 import type { Message, ToolCall, ToolResult } from '../messages.js';
 import type { ModelRequest, ModelResponse } from '../model/language-model.js';
+import type { Transcript } from '../transcript.js';
 import { addUsage, type Usage, ZERO_USAGE } from '../usage.js';
 
 // SPEC A5: a debug view of a run — every model call with its compiled request, response,
@@ -52,7 +53,13 @@ export interface ModelCallRecording {
 export class RunRecorder {
   readonly #start = performance.now();
   #end: number | undefined;
-  readonly #modelCalls: ModelCallDetail[] = [];
+  // Requests keep their Transcript, which shares its messages with the run's: recording a
+  // call is O(1) in the transcript's length, and arrays are built only when details() asks.
+  readonly #modelCalls: (Omit<ModelCallDetail, 'request'> & {
+    readonly request: Omit<ModelCallDetail['request'], 'messages'> & {
+      readonly messages: Transcript;
+    };
+  })[] = [];
   readonly #toolCalls: ToolCallDetail[] = [];
   /** Model calls started and not yet ended, so indexes follow the order calls start in. */
   #pending = 0;
@@ -82,7 +89,7 @@ export class RunRecorder {
       purpose,
       startedAtMs: round(started - this.#start),
       request: {
-        messages: request.messages.toArray(),
+        messages: request.messages,
         tools: (request.tools ?? []).map((tool) => tool.name),
         ...(request.responseFormat && { responseFormat: request.responseFormat }),
       },
@@ -122,7 +129,12 @@ export class RunRecorder {
   }
 
   details(): RunDetails {
-    const modelCalls = [...this.#modelCalls].sort((a, b) => a.index - b.index);
+    const modelCalls = [...this.#modelCalls]
+      .sort((a, b) => a.index - b.index)
+      .map((call) => ({
+        ...call,
+        request: { ...call.request, messages: call.request.messages.toArray() },
+      }));
     return {
       modelCalls,
       toolCalls: [...this.#toolCalls].sort((a, b) => a.startedAtMs - b.startedAtMs),
