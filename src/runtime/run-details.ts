@@ -1,6 +1,5 @@
 import type { Message, ToolCall, ToolResult } from '../messages.js';
 import type { ModelRequest, ModelResponse } from '../model/language-model.js';
-import type { Transcript } from '../transcript.js';
 import { addUsage, type Usage, ZERO_USAGE } from '../usage.js';
 
 // SPEC A5: a debug view of a run — every model call with its compiled request, response,
@@ -53,13 +52,11 @@ export interface ModelCallRecording {
 export class RunRecorder {
   readonly #start = performance.now();
   #end: number | undefined;
-  // Requests keep their Transcript, which shares its messages with the run's: recording a
-  // call is O(1) in the transcript's length, and arrays are built only when details() asks.
-  readonly #modelCalls: (Omit<ModelCallDetail, 'request'> & {
-    readonly request: Omit<ModelCallDetail['request'], 'messages'> & {
-      readonly messages: Transcript;
-    };
-  })[] = [];
+  // Each call keeps its request as sent: the Transcript shares its messages with the run's
+  // and the tool list is the run's own array, so recording a call is O(1) in the run's size
+  // and costs a few small objects; arrays are built only when details() asks.
+  readonly #modelCalls: (Omit<ModelCallDetail, 'request'> & { readonly request: ModelRequest })[] =
+    [];
   readonly #toolCalls: ToolCallDetail[] = [];
   /** Model calls started and not yet ended, so indexes follow the order calls start in. */
   #pending = 0;
@@ -88,11 +85,7 @@ export class RunRecorder {
       index: this.#modelCalls.length + this.#pending + 1,
       purpose,
       startedAtMs: round(started - this.#start),
-      request: {
-        messages: request.messages,
-        tools: (request.tools ?? []).map((tool) => tool.name),
-        ...(request.responseFormat && { responseFormat: request.responseFormat }),
-      },
+      request,
     };
     this.#pending++;
     const end = (rest: Pick<ModelCallDetail, 'response' | 'error' | 'usage'>) => {
@@ -131,9 +124,13 @@ export class RunRecorder {
   details(): RunDetails {
     const modelCalls = [...this.#modelCalls]
       .sort((a, b) => a.index - b.index)
-      .map((call) => ({
+      .map(({ request, ...call }) => ({
         ...call,
-        request: { ...call.request, messages: call.request.messages.toArray() },
+        request: {
+          messages: request.messages.toArray(),
+          tools: (request.tools ?? []).map((tool) => tool.name),
+          ...(request.responseFormat && { responseFormat: request.responseFormat }),
+        },
       }));
     return {
       modelCalls,
