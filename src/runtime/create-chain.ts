@@ -371,16 +371,12 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
           queue.push({ type: 'text-delta', delta: part.delta, iteration });
       };
       const recorder = new RunRecorder();
-      run(runInput, { ...runOptions, signal: stop.signal }, recorder, onPart, onSnapshot)
-        .then(
-          (output) => {
-            queue.push({ type: 'final', output, details: recorder.details() });
-            if (output.status === 'failed') queue.end(errorOf(output, recorder));
-            else queue.end();
-          },
-          (error) => queue.end(error),
-        )
-        .finally(unlink);
+      queue.endWith(
+        run(runInput, { ...runOptions, signal: stop.signal }, recorder, onPart, onSnapshot),
+        (output) => ({ type: 'final', output, details: recorder.details() }),
+        (output) => (output.status === 'failed' ? errorOf(output, recorder) : undefined),
+        unlink,
+      );
       return queue;
     },
     connect(next) {

@@ -398,16 +398,12 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
       };
       const onDelta = (delta: string) => queue.push({ type: 'text-delta', delta });
       const recorder = new RunRecorder();
-      run(loopInput, { ...runOptions, signal: stop.signal }, recorder, onDelta, onSnapshot)
-        .then(
-          (output) => {
-            queue.push({ type: 'final', output, details: recorder.details() });
-            if (output.status === 'failed') queue.end(errorOf(output, recorder));
-            else queue.end();
-          },
-          (error) => queue.end(error),
-        )
-        .finally(unlink);
+      queue.endWith(
+        run(loopInput, { ...runOptions, signal: stop.signal }, recorder, onDelta, onSnapshot),
+        (output) => ({ type: 'final', output, details: recorder.details() }),
+        (output) => (output.status === 'failed' ? errorOf(output, recorder) : undefined),
+        unlink,
+      );
       return queue;
     },
     async planOnly(runInput, runOptions = {}) {

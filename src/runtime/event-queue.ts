@@ -38,6 +38,27 @@ export class EventQueue<T> implements AsyncIterable<T> {
     }
   }
 
+  /**
+   * Ends the iteration with a run's outcome: `final` (the run's last event), then the error
+   * `errorOf` finds in a failed output, or the run's own rejection; `cleanup` runs either way.
+   */
+  endWith<O>(
+    run: Promise<O>,
+    final: (output: O) => T,
+    errorOf: (output: O) => unknown,
+    cleanup: () => void,
+  ): void {
+    run
+      .then(
+        (output) => {
+          this.push(final(output));
+          this.end(errorOf(output));
+        },
+        (error: unknown) => this.end(error),
+      )
+      .finally(cleanup);
+  }
+
   [Symbol.asyncIterator](): AsyncIterator<T> {
     return {
       next: () => {
