@@ -1,7 +1,8 @@
 import { and, assign, type EventObject, fromCallback, fromPromise, not, setup } from 'xstate';
+import { isRecord } from '../src/is-record.js';
 import type { ToolSpec } from '../src/model/language-model.js';
 import { type Convergence, converge } from '../src/tool-loop/converge.js';
-import { isRecord, normalizePlan, type Plan, type ToolCommand } from '../src/tool-loop/plan.js';
+import { normalizePlan, type Plan, type ToolCommand } from '../src/tool-loop/plan.js';
 import type { PlannerContext } from '../src/tool-loop/planner-context.js';
 import type { ToolExecutionRecord } from '../src/tool-loop/records.js';
 import { addUsage, type Usage, ZERO_USAGE } from '../src/usage.js';

@@ -1,5 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { AbortError, ConfigError } from '../../src/errors.js';
+import { isRecord } from '../../src/is-record.js';
 import { ResponseCollector } from '../../src/model/collect-stream.js';
 import {
   type CallOptions,
@@ -219,8 +220,4 @@ function checkedClient(options: AnthropicModelOptions): Anthropic {
     }
   }
   return client as Anthropic;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -35,6 +35,7 @@ import {
   TimeoutError,
   throwIfAborted,
 } from '../errors.js';
+import { isRecord } from '../is-record.js';
 import { linkedController } from '../linked-controller.js';
 import type { Message } from '../messages.js';
 import { ResponseCollector } from '../model/collect-stream.js';
@@ -42,7 +43,7 @@ import type { ModelRequest, StreamPart } from '../model/language-model.js';
 import { responseText } from '../model/language-model.js';
 import { jsonCandidates } from '../structured/extract-json.js';
 import { readPlanStream, type StreamedPlan } from '../tool-loop/instant-plan.js';
-import { isRecord, type Plan } from '../tool-loop/plan.js';
+import type { Plan } from '../tool-loop/plan.js';
 import {
   type PlannerContext,
   plannerMessages,

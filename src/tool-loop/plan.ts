@@ -1,3 +1,5 @@
+import { isRecord } from '../is-record.js';
+
 /** One tool call a planner asks for (SPEC T4). */
 export interface ToolCommand {
   /** Why the call is made; it keys the call's result in `actionResults` (SPEC T8). */
@@ -86,9 +88,4 @@ function pick(record: Readonly<Record<string, unknown>>, camel: string, snake: s
 
 function text(value: unknown): string {
   return typeof value === 'string' ? value.trim() : '';
-}
-
-/** A plain JSON object: not an array, not null. */
-export function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

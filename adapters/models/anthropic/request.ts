@@ -7,6 +7,7 @@ import type {
   TextBlockParam,
   Tool,
 } from '@anthropic-ai/sdk/resources/messages';
+import { isRecord } from '../../../src/is-record.js';
 import { type Message, type ToolCall, toolResultText } from '../../../src/messages.js';
 import type {
   ModelRequest,
@@ -160,8 +161,7 @@ function isBlank(text: string): boolean {
 function toolUseBlock(call: ToolCall): ContentBlockParam {
   // `input` must be a JSON object. A call whose arguments did not parse (argumentsError) or
   // were not an object is replayed with `{}`: its failed tool result tells the model why.
-  const input =
-    call.argumentsError === undefined && isPlainObject(call.arguments) ? call.arguments : {};
+  const input = call.argumentsError === undefined && isRecord(call.arguments) ? call.arguments : {};
   return { type: 'tool_use', id: call.id, name: call.name, input };
 }
 
@@ -232,12 +232,8 @@ export function mergeProviderOptions(
 ): AnthropicParams {
   if (!options) return params;
   const merged = { ...params, ...options } as AnthropicParams;
-  if (isPlainObject(options.output_config) && params.output_config) {
+  if (isRecord(options.output_config) && params.output_config) {
     merged.output_config = { ...params.output_config, ...options.output_config };
   }
   return merged;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

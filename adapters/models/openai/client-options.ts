@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
 import { ConfigError } from '../../../src/errors.js';
+import { isRecord } from '../../../src/is-record.js';
 import { integerAtLeast, optionalPositive } from '../../../src/runtime/option-checks.js';
 
 /** Options of both OpenAI model classes. */
@@ -70,11 +71,11 @@ export function resolveClient(
   const headers = options.defaultHeaders;
   if (
     headers !== undefined &&
-    (!isPlainObject(headers) || Object.values(headers).some((v) => typeof v !== 'string'))
+    (!isRecord(headers) || Object.values(headers).some((v) => typeof v !== 'string'))
   ) {
     throw new ConfigError('defaultHeaders', 'must be an object of header names to string values');
   }
-  if (options.providerOptions !== undefined && !isPlainObject(options.providerOptions)) {
+  if (options.providerOptions !== undefined && !isRecord(options.providerOptions)) {
     throw new ConfigError('providerOptions', 'must be an object of request parameters');
   }
   const requestOptions = {
@@ -117,8 +118,4 @@ export function resolveClient(
     ...requestOptions,
   });
   return { client, requestOptions };
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -1,5 +1,6 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ConfigError } from '../../../src/errors.js';
+import { isRecord } from '../../../src/is-record.js';
 import { optionalDelay } from '../../../src/runtime/option-checks.js';
 
 /** Starts the server as a child process and speaks MCP over its stdin/stdout. */
@@ -46,10 +47,6 @@ export interface McpConnectOptions extends McpExecutorOptions {
 }
 
 const STDERR_MODES = ['inherit', 'pipe', 'ignore'] as const;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function nonEmptyString(option: string, value: unknown): string {
   if (typeof value !== 'string' || value.trim() === '') {
