@@ -129,6 +129,41 @@ export {
   type ToolChoice,
   type ToolSpec,
 } from './model/language-model.js';
+export type { BatchOptions, BatchResult } from './runnable/batch.js';
+export { fromChain } from './runnable/from-chain.js';
+export { fromFunction } from './runnable/from-function.js';
+export { fromModel, type ModelInput, type ModelSettings } from './runnable/from-model.js';
+export { fromToolLoop } from './runnable/from-tool-loop.js';
+export {
+  InMemoryChatMemory,
+  type InMemoryChatMemoryOptions,
+  type Memory,
+  type MemoryTurn,
+  withMemory,
+} from './runnable/memory.js';
+export { type ParallelOutput, parallel } from './runnable/parallel.js';
+export type {
+  IntermediateResultsRef,
+  RunCallbacks,
+  RunConfig,
+  RunInfo,
+  RunKind,
+} from './runnable/run-config.js';
+export type { InnerRunEvent, RunEvent, RunEventBody } from './runnable/run-events.js';
+export {
+  createRunnable,
+  type Invocable,
+  isRunnable,
+  type RetryOptions,
+  type RunContext,
+  type Runnable,
+  type RunnableDefinition,
+  type RunnableFunction,
+  type RunnableLike,
+} from './runnable/runnable.js';
+export { pipe, sequence } from './runnable/sequence.js';
+export { runnable } from './runnable/to-runnable.js';
+export type { CommonInput, InputOf, OutputOf } from './runnable/types.js';
 export {
   type ChainOptions,
   DEFAULT_TOOL_RESPONSE_INSTRUCTIONS,

@@ -37,6 +37,7 @@ import {
 } from '../errors.js';
 import { isRecord } from '../is-record.js';
 import { linkedController } from '../linked-controller.js';
+import { type BatchResult, batchSettled } from '../runnable/batch.js';
 import type { Message } from '../messages.js';
 import { ResponseCollector } from '../model/collect-stream.js';
 import type { ModelRequest, StreamPart } from '../model/language-model.js';
@@ -114,7 +115,13 @@ export type ToolLoopStreamEvent =
       readonly record: ToolExecutionRecord;
     }
   | { readonly type: 'text-delta'; readonly delta: string }
-  | { readonly type: 'final'; readonly output: ToolLoopOutput; readonly details: RunDetails };
+  | {
+      readonly type: 'final';
+      readonly output: ToolLoopOutput;
+      readonly details: RunDetails;
+      /** What `invoke` resolves with; undefined when the run failed (the stream then throws). */
+      readonly result: ToolLoopResult | undefined;
+    };
 
 /** A failed loop keeps what it did: the records so far, usage, and the machine's output. */
 export interface ToolLoopPartialResult extends PartialResult {
@@ -131,6 +138,11 @@ export interface ToolLoop {
   /** The input `machine` expects for a run. */
   input(run: string | ToolLoopRunInput): ToolLoopInput;
   invoke(input: string | ToolLoopRunInput, options?: ToolLoopRunOptions): Promise<ToolLoopResult>;
+  /** Every input, in order, at most `concurrency` at a time; settled, so one failure loses nothing (SPEC R1). */
+  batch(
+    inputs: readonly (string | ToolLoopRunInput)[],
+    options?: ToolLoopRunOptions & { readonly concurrency?: number },
+  ): Promise<BatchResult<ToolLoopResult>[]>;
   stream(
     input: string | ToolLoopRunInput,
     options?: ToolLoopRunOptions,
@@ -365,6 +377,9 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
       const recorder = new RunRecorder();
       return settle(await run(input(runInput), runOptions, recorder), recorder);
     },
+    batch(inputs, options) {
+      return batchSettled(inputs, options, (runInput, config) => this.invoke(runInput, config));
+    },
     stream(runInput, runOptions = {}) {
       const loopInput = input(runInput);
       // Breaking out of the loop stops the run: nobody would read what it spends tokens on.
@@ -401,7 +416,12 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
       const recorder = new RunRecorder();
       queue.endWith(
         run(loopInput, { ...runOptions, signal: stop.signal }, recorder, onDelta, onSnapshot),
-        (output) => ({ type: 'final', output, details: recorder.details() }),
+        (output) => ({
+          type: 'final',
+          output,
+          details: recorder.details(),
+          result: output.status === 'failed' ? undefined : settle(output, recorder),
+        }),
         (output) => (output.status === 'failed' ? errorOf(output, recorder) : undefined),
         unlink,
       );

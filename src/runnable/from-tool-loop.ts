@@ -1,0 +1,79 @@
+import type { ToolCall } from '../messages.js';
+import type {
+  ToolLoop,
+  ToolLoopResult,
+  ToolLoopRunInput,
+  ToolLoopStreamEvent,
+} from '../runtime/create-tool-loop.js';
+import type { RunContext } from './runnable.js';
+import { createRunnable, type Runnable } from './runnable.js';
+
+/**
+ * A tool loop as a Runnable (SPEC R1). Its planned commands stream as tool calls and its
+ * execution records as their results, with ids made of the round and the command's place.
+ */
+export function fromToolLoop(
+  loop: ToolLoop,
+  name = 'tool-loop',
+): Runnable<string | ToolLoopRunInput, ToolLoopResult> {
+  return createRunnable<string | ToolLoopRunInput, ToolLoopResult>({
+    name,
+    kind: 'tool-loop',
+    run: async (input, context) => {
+      const { signal, inspect } = context.config;
+      const options = { ...(signal && { signal }), ...(inspect && { inspect }) };
+      if (!context.streaming) return loop.invoke(input, options);
+      let result: ToolLoopResult | undefined;
+      for await (const event of loop.stream(input, options)) {
+        if (event.type === 'final') result = event.result;
+        else emitLoopEvent(event, context);
+      }
+      if (!result) throw new Error(`${name}: the tool loop's stream ended without its result`);
+      return result;
+    },
+  });
+}
+
+function commandId(roundIndex: number, index: number): string {
+  return `round${roundIndex}_${index}`;
+}
+
+function emitLoopEvent(
+  event: Exclude<ToolLoopStreamEvent, { type: 'final' }>,
+  context: RunContext,
+): void {
+  switch (event.type) {
+    case 'state':
+      context.emit({ type: 'state', state: event.state });
+      return;
+    case 'text-delta':
+      context.emit({ type: 'text-delta', delta: event.delta });
+      return;
+    case 'commands-planned':
+      event.plan.executionCommands.forEach((command, index) => {
+        const toolCall: ToolCall = {
+          id: commandId(event.roundIndex, index),
+          name: command.toolName,
+          arguments: command.toolKwargs,
+        };
+        context.emit({ type: 'tool-call', toolCall });
+      });
+      return;
+    case 'record': {
+      const { record } = event;
+      context.emit({
+        type: 'tool-result',
+        result: {
+          toolCallId: commandId(event.roundIndex, event.index),
+          name: record.toolName,
+          output: record.result,
+          success: record.success,
+          ...(record.error !== null && { error: record.error }),
+        },
+      });
+      return;
+    }
+    case 'round-started':
+      return;
+  }
+}
