@@ -37,11 +37,11 @@ import {
 } from '../errors.js';
 import { isRecord } from '../is-record.js';
 import { linkedController } from '../linked-controller.js';
-import { type BatchResult, batchSettled } from '../runnable/batch.js';
 import type { Message } from '../messages.js';
 import { ResponseCollector } from '../model/collect-stream.js';
 import type { ModelRequest, StreamPart } from '../model/language-model.js';
 import { responseText } from '../model/language-model.js';
+import { type BatchResult, batchSettled } from '../runnable/batch.js';
 import { jsonCandidates } from '../structured/extract-json.js';
 import { readPlanStream, type StreamedPlan } from '../tool-loop/instant-plan.js';
 import type { Plan } from '../tool-loop/plan.js';

@@ -90,7 +90,10 @@ describe('callbacks around every run (R3)', () => {
         order.push(`onError ${run.name}: ${(error as Error).message}`);
       },
     };
-    await pipe(fromFunction((n: number) => n, 'ok'), failing)
+    await pipe(
+      fromFunction((n: number) => n, 'ok'),
+      failing,
+    )
       .invoke(1, { callbacks })
       .catch((error: Error) => order.push(`caught: ${error.message}`));
     expect(order).toEqual([
@@ -109,7 +112,7 @@ describe('callbacks around every run (R3)', () => {
     await expect(runnable(chain).invoke('hi', { callbacks })).rejects.toThrow(/maxIterations/);
     const error = entries.find((e) => e.event === 'error');
     expect(error?.run.kind).toBe('chain');
-    expect((error?.value as { code?: string }).code).toBe('PROTOCOL_ERROR');
+    expect((error?.value as { code?: string } | undefined)?.code).toBe('PROTOCOL_ERROR');
   });
 
   it('take several handlers, a run name, and a parent id from the caller', async () => {
@@ -130,7 +133,9 @@ describe('callbacks around every run (R3)', () => {
 
   it('streams fire the same callbacks as invoke', async () => {
     const { entries, callbacks } = recorder();
-    for await (const _ of pipe(fromFunction((n: number) => n + 1, 'inc')).stream(1, { callbacks })) {
+    for await (const _ of pipe(fromFunction((n: number) => n + 1, 'inc')).stream(1, {
+      callbacks,
+    })) {
       // drain
     }
     expect(entries.map((e) => `${e.event} ${e.run.kind}`)).toEqual([
@@ -147,6 +152,8 @@ describe('callbacks around every run (R3)', () => {
         throw new Error('logger is down');
       },
     };
-    await expect(fromFunction((n: number) => n).invoke(1, { callbacks })).rejects.toThrow('logger is down');
+    await expect(fromFunction((n: number) => n).invoke(1, { callbacks })).rejects.toThrow(
+      'logger is down',
+    );
   });
 });

@@ -1,6 +1,14 @@
 // SPEC R2: pipe / sequence (output → input), parallel (an object of steps on one input),
 // fromFunction, retry and fallbacks; intermediate results (C9) flow along a sequence.
-import { AbortError, createChain, fromFunction, parallel, pipe, runnable, sequence } from 'statecraft';
+import {
+  AbortError,
+  createChain,
+  fromFunction,
+  parallel,
+  pipe,
+  runnable,
+  sequence,
+} from 'statecraft';
 import { ScriptedModel } from 'statecraft/testing';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -12,7 +20,12 @@ describe('pipe and sequence (R2)', () => {
   it("passes each step's output to the next, in order (LangChain's (x + 1) * 2)", async () => {
     expect(await pipe(inc, double).invoke(1)).toBe(4);
     expect(await sequence(double, inc).invoke(1)).toBe(3);
-    expect(await inc.pipe(double).pipe((n) => `${n}!`).invoke(1)).toBe('4!');
+    expect(
+      await inc
+        .pipe(double)
+        .pipe((n) => `${n}!`)
+        .invoke(1),
+    ).toBe('4!');
     expect(await pipe(inc, double).batch([1, 2, 3])).toEqual([
       { status: 'fulfilled', value: 4 },
       { status: 'fulfilled', value: 6 },
@@ -44,7 +57,11 @@ describe('pipe and sequence (R2)', () => {
     const events = [];
     for await (const event of pipe(inc, double).stream(1)) events.push(event);
     const runs = events.flatMap((e) => (e.type === 'run-start' ? [e.run] : []));
-    expect(runs.map((r) => `${r.kind}:${r.name}`)).toEqual(['sequence:inc | double', 'function:inc', 'function:double']);
+    expect(runs.map((r) => `${r.kind}:${r.name}`)).toEqual([
+      'sequence:inc | double',
+      'function:inc',
+      'function:double',
+    ]);
     const [outer, first, second] = runs;
     expect(first?.parentRunId).toBe(outer?.runId);
     expect(second?.parentRunId).toBe(outer?.runId);
@@ -70,11 +87,17 @@ describe('pipe and sequence (R2)', () => {
     const result = await trip.invoke('Which capital has the Louvre?');
     expect(seenByFunction).toEqual({ city: 'Paris', country: 'France' });
     expect(result.result).toBe('Go in spring.');
-    expect(result.intermediateResults).toEqual({ city: 'Paris', country: 'France', advice: 'Go in spring.' });
-    expect(adviceModel.requests[0]?.messages.at(-1)).toMatchObject({ content: 'When should I visit Paris?' });
+    expect(result.intermediateResults).toEqual({
+      city: 'Paris',
+      country: 'France',
+      advice: 'Go in spring.',
+    });
+    expect(adviceModel.requests[0]?.messages.at(-1)).toMatchObject({
+      content: 'When should I visit Paris?',
+    });
     // Each sequence run has its own results: a second run does not see the first one's.
-    const again = await pipe(
-      (_: string, config) => Object.keys(config.intermediateResults?.current ?? {}),
+    const again = await pipe((_: string, config) =>
+      Object.keys(config.intermediateResults?.current ?? {}),
     ).invoke('x');
     expect(again).toEqual([]);
   });
@@ -96,7 +119,9 @@ describe('parallel (R2)', () => {
     expect(await both.invoke(2)).toEqual({ a: 'a2', b: 'b2', c: 10 });
     expect(peak).toBe(2);
     // As in LangChain: a step, then an object of steps on its output.
-    expect(await pipe(inc, parallel({ mul2: double, mul5: (n: number) => n * 5 })).invoke(1)).toEqual({
+    expect(
+      await pipe(inc, parallel({ mul2: double, mul5: (n: number) => n * 5 })).invoke(1),
+    ).toEqual({
       mul2: 4,
       mul5: 10,
     });

@@ -1,5 +1,12 @@
 // SPEC R3 memory: loaded before a run, saved after a successful one, per session.
-import { ConfigError, createChain, InMemoryChatMemory, type Message, pipe, withMemory } from 'statecraft';
+import {
+  ConfigError,
+  createChain,
+  InMemoryChatMemory,
+  type Message,
+  pipe,
+  withMemory,
+} from 'statecraft';
 import { ScriptedModel } from 'statecraft/testing';
 import { describe, expect, it } from 'vitest';
 
@@ -9,7 +16,10 @@ function contents(messages: readonly Message[]): string[] {
 
 describe('memory (R3)', () => {
   it("loads the session's conversation before a run and saves the exchange after it", async () => {
-    const model = new ScriptedModel([{ text: 'Nice to meet you, Ana.' }, { text: 'Your name is Ana.' }]);
+    const model = new ScriptedModel([
+      { text: 'Nice to meet you, Ana.' },
+      { text: 'Your name is Ana.' },
+    ]);
     const memory = new InMemoryChatMemory();
     const chat = withMemory(createChain({ model, systemPrompt: 'You are friendly.' }), memory);
 
@@ -32,7 +42,9 @@ describe('memory (R3)', () => {
   });
 
   it('keeps sessions apart', async () => {
-    const model = new ScriptedModel((request) => ({ text: `seen ${request.messages.length} messages` }));
+    const model = new ScriptedModel((request) => ({
+      text: `seen ${request.messages.length} messages`,
+    }));
     const memory = new InMemoryChatMemory();
     const chat = withMemory(createChain({ model }), memory);
     await chat.invoke('hello', { sessionId: 'a' });
@@ -55,16 +67,27 @@ describe('memory (R3)', () => {
 
   it('drops whole turns from the oldest beyond maxMessages', async () => {
     const memory = new InMemoryChatMemory({ maxMessages: 4 });
-    const chat = withMemory(createChain({ model: new ScriptedModel(() => ({ text: 'ok' })) }), memory);
+    const chat = withMemory(
+      createChain({ model: new ScriptedModel(() => ({ text: 'ok' })) }),
+      memory,
+    );
     for (const question of ['one', 'two', 'three']) await chat.invoke(question);
-    expect(contents(memory.messages())).toEqual(['user: two', 'assistant: ok', 'user: three', 'assistant: ok']);
+    expect(contents(memory.messages())).toEqual([
+      'user: two',
+      'assistant: ok',
+      'user: three',
+      'assistant: ok',
+    ]);
     expect(() => new InMemoryChatMemory({ maxMessages: 0 })).toThrow(ConfigError);
   });
 
   it('composes: memory around a chain inside a sequence', async () => {
     const memory = new InMemoryChatMemory();
     const model = new ScriptedModel(() => ({ text: 'noted' }));
-    const app = pipe((topic: string) => `Remember ${topic}`, withMemory(createChain({ model }), memory));
+    const app = pipe(
+      (topic: string) => `Remember ${topic}`,
+      withMemory(createChain({ model }), memory),
+    );
     await app.invoke('apples');
     await app.invoke('pears');
     expect(contents(model.requests[1]?.messages.toArray() ?? [])).toEqual([

@@ -38,7 +38,10 @@ describe('Runnable: invoke, batch, stream (R1)', () => {
     expect(events.map((e) => e.type)).toEqual(['run-start', 'run-end', 'final']);
     const [start, end, final] = events;
     expect(start).toMatchObject({ run: { name: 'double', kind: 'function' }, input: 4 });
-    expect(end).toMatchObject({ run: { runId: start?.type === 'run-start' && start.run.runId }, output: 8 });
+    expect(end).toMatchObject({
+      run: { runId: start?.type === 'run-start' && start.run.runId },
+      output: 8,
+    });
     expect(final).toEqual({ type: 'final', output: 8 });
   });
 
@@ -100,20 +103,20 @@ describe('Runnable: invoke, batch, stream (R1)', () => {
         { toolCalls: [{ id: 'c1', name: 'add', arguments: { a: 2, b: 3 } }] },
         { text: 'Five.', chunks: ['Fi', 've.'] },
       ]);
-    const invoked = await runnable(createChain({ model: script(), tools: [add] }), 'adder').invoke('2+3?');
+    const invoked = await runnable(createChain({ model: script(), tools: [add] }), 'adder').invoke(
+      '2+3?',
+    );
     expect(invoked.result).toBe('Five.');
 
-    const events = await collect(runnable(createChain({ model: script(), tools: [add] }), 'adder').stream('2+3?'));
+    const events = await collect(
+      runnable(createChain({ model: script(), tools: [add] }), 'adder').stream('2+3?'),
+    );
     const types = events.map((e) => e.type);
     expect(types[0]).toBe('run-start');
     expect(types.slice(-2)).toEqual(['run-end', 'final']);
-    expect(events.filter((e) => e.type === 'state').map((e) => e.type === 'state' && e.state)).toEqual([
-      'thinking',
-      'doing',
-      'thinking',
-      'validating',
-      'succeeded',
-    ]);
+    expect(
+      events.filter((e) => e.type === 'state').map((e) => e.type === 'state' && e.state),
+    ).toEqual(['thinking', 'doing', 'thinking', 'validating', 'succeeded']);
     expect(events.find((e) => e.type === 'tool-call')).toMatchObject({
       toolCall: { id: 'c1', name: 'add', arguments: { a: 2, b: 3 } },
       run: { name: 'adder', kind: 'chain' },
@@ -121,10 +124,9 @@ describe('Runnable: invoke, batch, stream (R1)', () => {
     expect(events.find((e) => e.type === 'tool-result')).toMatchObject({
       result: { toolCallId: 'c1', output: 5, success: true },
     });
-    expect(events.filter((e) => e.type === 'text-delta').map((e) => e.type === 'text-delta' && e.delta)).toEqual([
-      'Fi',
-      've.',
-    ]);
+    expect(
+      events.filter((e) => e.type === 'text-delta').map((e) => e.type === 'text-delta' && e.delta),
+    ).toEqual(['Fi', 've.']);
     const final = events.at(-1);
     expect(final?.type === 'final' && final.output.result).toBe('Five.');
     expect(final?.type === 'final' && final.output.details().modelCalls).toHaveLength(2);
@@ -137,7 +139,10 @@ describe('Runnable: invoke, batch, stream (R1)', () => {
       })),
     });
     const results = await chain.batch(['a', 'b'], { concurrency: 1 });
-    expect(results.map((r) => r.status === 'fulfilled' && r.value.result)).toEqual(['echo: a', 'echo: b']);
+    expect(results.map((r) => r.status === 'fulfilled' && r.value.result)).toEqual([
+      'echo: a',
+      'echo: b',
+    ]);
   });
 
   it('a tool loop is a Runnable: planned commands as tool calls, records as their results', async () => {
@@ -154,7 +159,9 @@ describe('Runnable: invoke, batch, stream (R1)', () => {
         context.roundIndex === 0
           ? {
               nextAction: 'execute',
-              executionCommands: [{ purpose: 'define', toolName: 'lookup', toolKwargs: { word: 'x' } }],
+              executionCommands: [
+                { purpose: 'define', toolName: 'lookup', toolKwargs: { word: 'x' } },
+              ],
             }
           : { nextAction: 'response' },
     });
@@ -180,16 +187,18 @@ describe('Runnable: invoke, batch, stream (R1)', () => {
   });
 
   it('a model adapter is a Runnable: invoke generates, stream yields the text as it arrives', async () => {
-    const model = new ScriptedModel([{ text: 'Hello there.' }, { text: 'Hi.', chunks: ['H', 'i.'] }]);
+    const model = new ScriptedModel([
+      { text: 'Hello there.' },
+      { text: 'Hi.', chunks: ['H', 'i.'] },
+    ]);
     const step = fromModel(model, { temperature: 0 });
     const response = await step.invoke('hello');
     expect(response.content).toEqual([{ type: 'text', text: 'Hello there.' }]);
     expect(model.requests[0]?.temperature).toBe(0);
     const events = await collect(step.stream([{ role: 'user', content: 'hi' }]));
-    expect(events.filter((e) => e.type === 'text-delta').map((e) => e.type === 'text-delta' && e.delta)).toEqual([
-      'H',
-      'i.',
-    ]);
+    expect(
+      events.filter((e) => e.type === 'text-delta').map((e) => e.type === 'text-delta' && e.delta),
+    ).toEqual(['H', 'i.']);
     expect(events[0]).toMatchObject({ run: { kind: 'model', name: 'scripted:scripted-model' } });
   });
 
@@ -207,7 +216,9 @@ describe('Runnable: invoke, batch, stream (R1)', () => {
   it('an aborted signal ends a run with an AbortError, and breaking out of a stream aborts it', async () => {
     const controller = new AbortController();
     controller.abort('user left');
-    await expect(double.invoke(1, { signal: controller.signal })).rejects.toSatisfy((error) => AbortError.isInstance(error));
+    await expect(double.invoke(1, { signal: controller.signal })).rejects.toSatisfy((error) =>
+      AbortError.isInstance(error),
+    );
 
     let seen: AbortSignal | undefined;
     const slow = fromFunction(async (_: number, config) => {

@@ -28,7 +28,9 @@ describe('composition types (R2)', () => {
   it('pipe and sequence carry each output type to the next input', async () => {
     const piped = pipe(toNumber, toFlag);
     expectTypeOf(piped).toEqualTypeOf<Runnable<string, boolean>>();
-    expectTypeOf(sequence(toNumber, (n) => n * 2, String)).toEqualTypeOf<Runnable<string, string>>();
+    expectTypeOf(sequence(toNumber, (n) => n * 2, String)).toEqualTypeOf<
+      Runnable<string, string>
+    >();
     // A function step's parameter is typed from the step before it.
     pipe(toNumber, (n) => {
       expectTypeOf(n).toEqualTypeOf<number>();
@@ -46,7 +48,9 @@ describe('composition types (R2)', () => {
     // @ts-expect-error .pipe checks the same way
     toNumber.pipe((s: string) => s);
     // @ts-expect-error the input type is checked at invoke
-    void pipe(toNumber, toFlag).invoke(42).catch(() => {});
+    void pipe(toNumber, toFlag)
+      .invoke(42)
+      .catch(() => {});
   });
 
   it('chains, tool loops and models are typed steps', () => {
@@ -71,8 +75,8 @@ describe('composition types (R2)', () => {
     expectTypeOf(mixed.invoke).parameter(0).toEqualTypeOf<never>();
     // @ts-expect-error so it cannot be invoked with either
     void mixed.invoke('ab').catch(() => {});
-    expectTypeOf(pipe(toNumber, parallel({ flag: toFlag, twice: (n: number) => n * 2 }))).toEqualTypeOf<
-      Runnable<string, { flag: boolean; twice: number }>
-    >();
+    expectTypeOf(
+      pipe(toNumber, parallel({ flag: toFlag, twice: (n: number) => n * 2 })),
+    ).toEqualTypeOf<Runnable<string, { flag: boolean; twice: number }>>();
   });
 });

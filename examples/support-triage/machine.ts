@@ -1,0 +1,353 @@
+// The app's own statechart (SPEC R5): a support ticket is classified by a chain with
+// structured output, researched by a tool loop, answered by a drafting chain, and sent only
+// after a human approves the draft. The three agents are invoked child actors; this machine
+// decides only what happens between them, with named guards and actions, so the whole flow
+// renders in the Stately inspector and its paths can be generated as tests.
+import type { Chain, ChainOutput, ToolLoop, ToolLoopOutput } from 'statecraft';
+import { systemMessage, userMessage } from 'statecraft';
+import { assign, setup } from 'xstate';
+import { z } from 'zod';
+
+/** What the classification chain must answer; the chain validates it (SPEC C6). */
+export const triageSchema = z.object({
+  category: z.enum(['billing', 'bug', 'how-to']),
+  urgency: z.enum(['low', 'high']),
+  summary: z.string().min(1),
+});
+export type Triage = z.infer<typeof triageSchema>;
+
+export interface Ticket {
+  readonly id: string;
+  readonly customer: string;
+  readonly subject: string;
+  readonly body: string;
+}
+
+export interface TriageInput {
+  readonly ticket: Ticket;
+  /** REVISE requests the reviewer may make before a further one escalates (default 2). */
+  readonly maxRevisions?: number;
+}
+
+/** The human reviewer's answers to a draft. */
+export type TriageEvent =
+  | { readonly type: 'APPROVE'; readonly reviewer: string }
+  | { readonly type: 'REVISE'; readonly notes: string }
+  | { readonly type: 'REJECT'; readonly reason: string };
+
+/** Plain JSON at every state: a waiting ticket can be persisted while nobody reviews it. */
+export interface TriageContext {
+  readonly ticket: Ticket;
+  readonly maxRevisions: number;
+  readonly triage: Triage | undefined;
+  /** What the chains cached for the chains after them (SPEC C9): triage fields, then the reply. */
+  readonly intermediateResults: Readonly<Record<string, unknown>>;
+  /** The research loop's answer; undefined when research was skipped. */
+  readonly findings: string | undefined;
+  readonly draft: string | undefined;
+  readonly revisions: number;
+  /** Every REVISE note so far: the next draft must address them all. */
+  readonly notes: readonly string[];
+  /** Set by APPROVE only, so `sent` without a reviewer is a bug the path tests would catch. */
+  readonly reviewedBy: string | undefined;
+  readonly escalation: string | undefined;
+}
+
+export type TriageOutput =
+  | {
+      readonly status: 'sent';
+      readonly ticketId: string;
+      readonly triage: Triage;
+      readonly reply: string;
+      readonly revisions: number;
+      readonly reviewedBy: string;
+      readonly intermediateResults: Readonly<Record<string, unknown>>;
+    }
+  | {
+      readonly status: 'escalated';
+      readonly ticketId: string;
+      readonly reason: string;
+      readonly triage: Triage | undefined;
+      readonly draft: string | undefined;
+    };
+
+export interface TriageAgents {
+  readonly classify: Chain<Triage>;
+  readonly research: ToolLoop;
+  readonly draft: Chain<string>;
+}
+
+/**
+ * The classification as its type. `Chain<Triage>.machine` outputs `ChainOutput`, whose
+ * `result` is `unknown` whatever the chain's T; the chain already validated it against this
+ * schema, so parsing again only recovers the static type (and would turn a mismatch into a
+ * failure instead of a bad cast).
+ */
+export function triageOf(output: ChainOutput): Triage | undefined {
+  if (output.status !== 'succeeded') return undefined;
+  const parsed = triageSchema.safeParse(output.result);
+  return parsed.success ? parsed.data : undefined;
+}
+
+function failureOf(output: ChainOutput | ToolLoopOutput): string {
+  return output.status === 'failed' ? `${output.failure.code}: ${output.failure.message}` : '';
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+const DRAFT_INSTRUCTIONS =
+  'You write replies to customer support tickets: short, friendly, concrete. State only what ' +
+  'the research findings support, and address every reviewer note.';
+
+/** The drafting chain's request: the ticket, its triage, the findings and the reviewer's notes. */
+function draftPrompt(context: TriageContext): string {
+  const { ticket, triage, findings, draft, notes } = context;
+  return [
+    `Ticket ${ticket.id} from ${ticket.customer}: ${ticket.subject}`,
+    ticket.body,
+    `Triage: ${triage?.category}, ${triage?.urgency} urgency. ${triage?.summary}`,
+    `Research findings:\n${findings ?? '(none: answer from the product documentation)'}`,
+    ...(draft ? [`Previous draft:\n${draft}`] : []),
+    ...(notes.length ? [`Reviewer notes:\n${notes.map((n) => `- ${n}`).join('\n')}`] : []),
+  ].join('\n\n');
+}
+
+export function createTriageMachine({ classify, research, draft }: TriageAgents) {
+  return setup({
+    types: {
+      input: {} as TriageInput,
+      context: {} as TriageContext,
+      events: {} as TriageEvent,
+      output: {} as TriageOutput,
+    },
+    actors: {
+      classifyTicket: classify.machine,
+      researchTicket: research.machine,
+      draftReply: draft.machine,
+    },
+    guards: {
+      // A chain or loop that fails ends in its final state with the failure as data.
+      classificationFailed: (_, { output }: { output: ChainOutput }) =>
+        triageOf(output) === undefined,
+      isHowTo: (_, { output }: { output: ChainOutput }) => triageOf(output)?.category === 'how-to',
+      researchFailed: (_, { output }: { output: ToolLoopOutput }) => output.status === 'failed',
+      draftFailed: (_, { output }: { output: ChainOutput }) => output.status === 'failed',
+      canRevise: ({ context }) => context.revisions < context.maxRevisions,
+    },
+    actions: {
+      recordTriage: assign((_, { output }: { output: ChainOutput }) => ({
+        triage: triageOf(output),
+        intermediateResults: output.intermediateResults,
+      })),
+      recordFindings: assign((_, { output }: { output: ToolLoopOutput }) => {
+        if (output.status !== 'done') return {};
+        // The loop's answer cites its sources; without a final response, the results themselves.
+        const results = output.convergence?.actionResults ?? {};
+        return { findings: output.response?.text ?? JSON.stringify(results, null, 2) };
+      }),
+      recordDraft: assign((_, { output }: { output: ChainOutput }) =>
+        output.status === 'succeeded'
+          ? { draft: output.text, intermediateResults: output.intermediateResults }
+          : {},
+      ),
+      recordRevisionNotes: assign(({ context }, { notes }: { notes: string }) => ({
+        revisions: context.revisions + 1,
+        notes: [...context.notes, notes],
+      })),
+      recordApproval: assign((_, { reviewer }: { reviewer: string }) => ({ reviewedBy: reviewer })),
+      escalate: assign((_, { reason }: { reason: string }) => ({ escalation: reason })),
+    },
+  }).createMachine({
+    id: 'supportTriage',
+    context: ({ input }) => ({
+      ticket: input.ticket,
+      maxRevisions: input.maxRevisions ?? 2,
+      triage: undefined,
+      intermediateResults: {},
+      findings: undefined,
+      draft: undefined,
+      revisions: 0,
+      notes: [],
+      reviewedBy: undefined,
+      escalation: undefined,
+    }),
+    initial: 'classifying',
+    states: {
+      classifying: {
+        invoke: {
+          id: 'classify',
+          src: 'classifyTicket',
+          input: ({ context: { ticket } }) =>
+            classify.input(`Ticket ${ticket.id}: ${ticket.subject}\n\n${ticket.body}`),
+          onDone: [
+            {
+              guard: {
+                type: 'classificationFailed',
+                params: ({ event }) => ({ output: event.output }),
+              },
+              target: 'escalated',
+              actions: {
+                type: 'escalate',
+                params: ({ event }) => ({
+                  reason: `classification failed (${failureOf(event.output) || 'no valid triage'})`,
+                }),
+              },
+            },
+            // A how-to question needs no order or account data: straight to the reply.
+            {
+              guard: { type: 'isHowTo', params: ({ event }) => ({ output: event.output }) },
+              target: 'drafting',
+              actions: { type: 'recordTriage', params: ({ event }) => ({ output: event.output }) },
+            },
+            {
+              target: 'researching',
+              actions: { type: 'recordTriage', params: ({ event }) => ({ output: event.output }) },
+            },
+          ],
+          // A child that throws (not a failed run, which is data) is an error event.
+          onError: {
+            target: 'escalated',
+            actions: {
+              type: 'escalate',
+              params: ({ event }) => ({ reason: `classifier crashed: ${errorText(event.error)}` }),
+            },
+          },
+        },
+      },
+      researching: {
+        invoke: {
+          id: 'research',
+          src: 'researchTicket',
+          input: ({ context: { ticket, triage } }) =>
+            research.input({
+              userInput: `${ticket.subject}\n\n${ticket.body}\n\nTriage: ${triage?.summary}`,
+              extraRequirement: 'Find the facts a support agent needs to answer this ticket.',
+            }),
+          onDone: [
+            {
+              guard: { type: 'researchFailed', params: ({ event }) => ({ output: event.output }) },
+              target: 'escalated',
+              actions: {
+                type: 'escalate',
+                params: ({ event }) => ({ reason: `research failed (${failureOf(event.output)})` }),
+              },
+            },
+            {
+              target: 'drafting',
+              actions: {
+                type: 'recordFindings',
+                params: ({ event }) => ({ output: event.output }),
+              },
+            },
+          ],
+          onError: {
+            target: 'escalated',
+            actions: {
+              type: 'escalate',
+              params: ({ event }) => ({ reason: `research crashed: ${errorText(event.error)}` }),
+            },
+          },
+        },
+      },
+      drafting: {
+        invoke: {
+          id: 'draft',
+          src: 'draftReply',
+          input: ({ context }) =>
+            draft.input({
+              messages: [systemMessage(DRAFT_INSTRUCTIONS), userMessage(draftPrompt(context))],
+              // SPEC C9: the classification's cached results flow on; the reply joins them.
+              intermediateResults: context.intermediateResults,
+            }),
+          onDone: [
+            {
+              guard: { type: 'draftFailed', params: ({ event }) => ({ output: event.output }) },
+              target: 'escalated',
+              actions: {
+                type: 'escalate',
+                params: ({ event }) => ({ reason: `drafting failed (${failureOf(event.output)})` }),
+              },
+            },
+            {
+              target: 'awaitingReview',
+              actions: { type: 'recordDraft', params: ({ event }) => ({ output: event.output }) },
+            },
+          ],
+          onError: {
+            target: 'escalated',
+            actions: {
+              type: 'escalate',
+              params: ({ event }) => ({ reason: `drafting crashed: ${errorText(event.error)}` }),
+            },
+          },
+        },
+      },
+      // Nothing is sent without a human: the machine waits here for the reviewer's event.
+      awaitingReview: {
+        on: {
+          APPROVE: {
+            target: 'sent',
+            actions: {
+              type: 'recordApproval',
+              params: ({ event }) => ({ reviewer: event.reviewer }),
+            },
+          },
+          REVISE: [
+            {
+              guard: 'canRevise',
+              target: 'drafting',
+              actions: {
+                type: 'recordRevisionNotes',
+                params: ({ event }) => ({ notes: event.notes }),
+              },
+            },
+            // Revising forever helps nobody: past the limit a person takes the ticket over.
+            {
+              target: 'escalated',
+              actions: {
+                type: 'escalate',
+                params: ({ context }) => ({
+                  reason: `still not approved after ${context.maxRevisions} revisions`,
+                }),
+              },
+            },
+          ],
+          REJECT: {
+            target: 'escalated',
+            actions: {
+              type: 'escalate',
+              params: ({ event }) => ({ reason: `rejected by the reviewer: ${event.reason}` }),
+            },
+          },
+        },
+      },
+      sent: { type: 'final' },
+      escalated: { type: 'final' },
+    },
+    output: ({ context }): TriageOutput => {
+      const { ticket, triage, draft: reply, reviewedBy, escalation } = context;
+      if (escalation === undefined && triage && reply !== undefined && reviewedBy !== undefined) {
+        return {
+          status: 'sent',
+          ticketId: ticket.id,
+          triage,
+          reply,
+          revisions: context.revisions,
+          reviewedBy,
+          intermediateResults: context.intermediateResults,
+        };
+      }
+      return {
+        status: 'escalated',
+        ticketId: ticket.id,
+        reason: escalation ?? 'ended without an approved reply',
+        triage,
+        draft: reply,
+      };
+    },
+  });
+}
+
+export type TriageMachine = ReturnType<typeof createTriageMachine>;
