@@ -51,7 +51,23 @@ describe('the built package', () => {
       'Transcript',
       'ModelError',
     ]);
-    expect(seen.testing).toEqual(['ScriptExhaustedError', 'ScriptedModel']);
+    expect(seen.testing).toEqual([
+      'DEFAULT_LIMITS',
+      'PathReplayError',
+      'ScriptExhaustedError',
+      'ScriptedModel',
+      'TraversalLimitError',
+      'allSnapshots',
+      'allTransitionNames',
+      'assertCanReach',
+      'assertUnreachable',
+      'canReach',
+      'generatePathTests',
+      'reachabilityViolations',
+      'serializeSnapshot',
+      'stateNodePaths',
+      'transitionName',
+    ]);
     expect(seen.types).toEqual([true, true, true, true, true, true]);
   });
 

@@ -47,10 +47,9 @@ describe('composition types (R2)', () => {
     sequence(toNumber, (s: string) => s.toUpperCase());
     // @ts-expect-error .pipe checks the same way
     toNumber.pipe((s: string) => s);
+    const piped = pipe(toNumber, toFlag);
     // @ts-expect-error the input type is checked at invoke
-    void pipe(toNumber, toFlag)
-      .invoke(42)
-      .catch(() => {});
+    piped.invoke(42).catch(() => {});
   });
 
   it('chains, tool loops and models are typed steps', () => {
