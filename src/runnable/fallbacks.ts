@@ -1,10 +1,11 @@
-import { AbortError } from '../errors.js';
-import { createRunnable, type Runnable, type RunnableLike } from './runnable.js';
+import { isolatedAttempt } from './attempt.js';
+import { createRunnable, isCancellation, type Runnable, type RunnableLike } from './runnable.js';
 import { runnable } from './to-runnable.js';
 
 /**
- * The runnable, then each fallback in turn on the same input while they fail. Cancellation
- * is not a failure to fall back from. When all fail, the primary's error is thrown (the one
+ * The runnable, then each fallback in turn on the same input while they fail, each on its own
+ * copy of the intermediate results (see attempt.ts). Cancellation is not a failure to fall
+ * back from. When all fail, the primary's error is thrown (the one
  * worth fixing); each candidate is a child run, so callbacks saw every error.
  */
 export function withFallbackList<I, O>(
@@ -22,9 +23,9 @@ export function withFallbackList<I, O>(
       const errors: unknown[] = [];
       for (const candidate of candidates) {
         try {
-          return await context.call(candidate, input);
+          return await isolatedAttempt(context, candidate, input);
         } catch (error) {
-          if (AbortError.isInstance(error)) throw error;
+          if (context.config.signal?.aborted || isCancellation(error)) throw error;
           errors.push(error);
         }
       }

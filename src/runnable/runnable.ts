@@ -15,9 +15,13 @@ import { endRun, failRun, startRun, traced } from './trace-run.js';
 // retry.ts and fallbacks.ts import this file too: the cycle is safe because neither side uses
 // the other before a runnable is built.)
 
-/** Anything with `invoke`: a Runnable, a chain, a tool loop. */
+/**
+ * Anything with `invoke`: a Runnable, a chain, a tool loop. A property, not a method, so its
+ * input is checked strictly: a step that needs more than the previous step gives does not
+ * compile (TypeScript compares method parameters both ways).
+ */
 export interface Invocable<I, O> {
-  invoke(input: I, config?: RunConfig): Promise<O>;
+  readonly invoke: (input: I, config?: RunConfig) => Promise<O>;
 }
 
 /** A plain function as a step: it receives the run's config to hand on to what it calls. */
@@ -38,13 +42,16 @@ export interface RetryOptions {
 export interface Runnable<I, O> extends Invocable<I, O> {
   readonly name: string;
   readonly kind: RunKind;
-  invoke(input: I, config?: RunConfig): Promise<O>;
   /**
    * Every input, in order, at most `concurrency` at a time. Settled results: one failure does
    * not lose the others' outputs; a rejected entry holds that input's error.
    */
   batch(inputs: readonly I[], options?: BatchOptions): Promise<BatchResult<O>[]>;
-  /** The run as events (see RunEvent); `final` carries the output. Breaking out aborts the run. */
+  /**
+   * The run as events (see RunEvent); `final` carries the output. The run starts when the
+   * iteration does; breaking out aborts it. Under retries and fallbacks a failed attempt's
+   * text deltas have already been sent: group deltas by `run.runId`.
+   */
   stream(input: I, config?: RunConfig): AsyncIterable<RunEvent<O>>;
   /** This runnable, then `next` on its output. */
   pipe<N>(next: RunnableLike<O, N>): Runnable<I, N>;
@@ -58,12 +65,12 @@ export interface RunContext {
   /** The config for the runs this one starts (this run as their parent, the run's signal). */
   readonly config: RunConfig;
   readonly run: RunInfo;
-  /** True under `stream`: children are streamed too, and their events passed on. */
+  /** True when a stream reads this run: children stream too, and their events are passed on. */
   readonly streaming: boolean;
-  /** Tells a stream reader what happens inside this run; nothing under `invoke`. */
+  /** Tells a stream reader what happens inside this run; nothing under a plain `invoke`. */
   emit(event: RunEventBody): void;
-  /** Runs a child with this run as its parent: streamed (its events passed on) when this run is. */
-  call<CI, CO>(child: Runnable<CI, CO>, input: CI, config?: RunConfig): Promise<CO>;
+  /** Runs a child with this run as its parent (`child.invoke(input, config)`). */
+  call<CI, CO>(child: Invocable<CI, CO>, input: CI, config?: RunConfig): Promise<CO>;
 }
 
 export interface RunnableDefinition<I, O> {
@@ -74,6 +81,15 @@ export interface RunnableDefinition<I, O> {
 
 const RUNNABLE = Symbol.for('statecraft.runnable');
 
+/**
+ * Where the events of a streamed run go. Carried in the config its children receive, so a
+ * child reports into the same stream however it is called: by a composition, or by a function
+ * step that hands its config on to `invoke`.
+ */
+const EVENT_SINK = Symbol('statecraft.eventSink');
+type EventSink = (event: InnerRunEvent) => void;
+type SinkConfig = RunConfig & { readonly [EVENT_SINK]?: EventSink };
+
 export function isRunnable(value: unknown): value is Runnable<unknown, unknown> {
   return typeof value === 'object' && value !== null && RUNNABLE in value;
 }
@@ -82,52 +98,60 @@ export function isRunnable(value: unknown): value is Runnable<unknown, unknown> 
 export function createRunnable<I, O>(definition: RunnableDefinition<I, O>): Runnable<I, O> {
   const { name, kind, run } = definition;
 
-  const self: Runnable<I, O> & { readonly [RUNNABLE]: true } = {
-    [RUNNABLE]: true,
-    name,
-    kind,
-    invoke(input, config) {
+  /** One run: callbacks around it, and its events into `sink` when a stream reads it. */
+  async function perform(input: I, config: SinkConfig | undefined): Promise<O> {
+    const sink = config?.[EVENT_SINK];
+    if (!sink) {
       return traced(config, name, kind, input, (childConfig, info) => {
         throwIfAborted(childConfig.signal);
         return run(input, contextOf(childConfig, info, undefined));
       });
-    },
-    batch(inputs, options) {
-      return batchSettled(inputs, options, (input, config) => self.invoke(input, config));
-    },
+    }
+    const active = await startRun(config, name, kind, input);
+    const { info } = active;
+    sink({ type: 'run-start', run: info, input });
+    let output: O;
+    try {
+      throwIfAborted(active.childConfig.signal);
+      output = await run(input, contextOf(active.childConfig, info, sink));
+    } catch (error) {
+      await failRun(active, error);
+      sink({ type: 'run-error', run: info, error });
+      throw error;
+    }
+    await endRun(active, output);
+    sink({ type: 'run-end', run: info, output });
+    return output;
+  }
+
+  const self: Runnable<I, O> & { readonly [RUNNABLE]: true } = {
+    [RUNNABLE]: true,
+    name,
+    kind,
+    invoke: perform,
+    batch: (inputs, options) => batchSettled(inputs, options, perform),
     stream(input, config = {}) {
-      // Breaking out of the loop aborts the run: nobody would read what it goes on doing.
-      const { controller, unlink } = linkedController(config.signal);
-      const queue = new EventQueue<RunEvent<O>>(() =>
-        controller.abort(new AbortError('the stream was closed by its reader')),
-      );
-      const work = async () => {
-        const active = await startRun({ ...config, signal: controller.signal }, name, kind, input);
-        const { info } = active;
-        queue.push({ type: 'run-start', run: info, input });
-        let output: O;
-        try {
-          throwIfAborted(controller.signal);
-          output = await run(
-            input,
-            contextOf(active.childConfig, info, (event) => queue.push(event)),
+      return {
+        [Symbol.asyncIterator]() {
+          // Breaking out of the loop aborts the run: nobody would read what it goes on doing.
+          const { controller, unlink } = linkedController(config.signal);
+          const queue = new EventQueue<RunEvent<O>>(() =>
+            controller.abort(new AbortError('the stream was closed by its reader')),
           );
-        } catch (error) {
-          await failRun(active, error);
-          queue.push({ type: 'run-error', run: info, error });
-          throw error;
-        }
-        await endRun(active, output);
-        queue.push({ type: 'run-end', run: info, output });
-        return output;
+          const streamed: SinkConfig = {
+            ...config,
+            signal: controller.signal,
+            [EVENT_SINK]: (event) => queue.push(event),
+          };
+          queue.endWith(
+            perform(input, streamed),
+            (output) => ({ type: 'final', output }),
+            () => undefined,
+            unlink,
+          );
+          return queue[Symbol.asyncIterator]();
+        },
       };
-      queue.endWith(
-        work(),
-        (output) => ({ type: 'final', output }),
-        () => undefined,
-        unlink,
-      );
-      return queue;
     },
     pipe(next) {
       return pipeTwo(self, next);
@@ -142,31 +166,28 @@ export function createRunnable<I, O>(definition: RunnableDefinition<I, O>): Runn
   return self;
 }
 
-function contextOf(
-  config: RunConfig,
-  run: RunInfo,
-  push: ((event: InnerRunEvent) => void) | undefined,
-): RunContext {
+function contextOf(config: RunConfig, run: RunInfo, sink: EventSink | undefined): RunContext {
   return {
     config,
     run,
-    streaming: push !== undefined,
-    emit: push ? (event) => push({ ...event, run } as InnerRunEvent) : () => {},
-    async call(child, input, childConfig = config) {
+    streaming: sink !== undefined,
+    emit: sink ? (event) => sink({ ...event, run } as InnerRunEvent) : () => {},
+    call(child, input, childConfig = config) {
       throwIfAborted(childConfig.signal);
-      if (!push) return child.invoke(input, childConfig);
-      let output: unknown;
-      let ended = false;
-      for await (const event of child.stream(input, childConfig)) {
-        if (event.type === 'final') {
-          output = event.output;
-          ended = true;
-        } else push(event);
-      }
-      if (!ended) throw new Error(`${child.name} ended its stream without a final event`);
-      return output as never;
+      return child.invoke(input, childConfig);
     },
   };
+}
+
+/** Whether an error means the run was cancelled: ours, or a platform AbortError (fetch, SDKs). */
+export function isCancellation(error: unknown): boolean {
+  return (
+    AbortError.isInstance(error) ||
+    (error instanceof Error && error.name === 'AbortError') ||
+    (typeof DOMException !== 'undefined' &&
+      error instanceof DOMException &&
+      error.name === 'AbortError')
+  );
 }
 
 export function throwIfAborted(signal: AbortSignal | undefined): void {

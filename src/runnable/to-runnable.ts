@@ -28,8 +28,10 @@ export function runnable(
     );
   }
   const machineId = (step as { machine?: { id?: unknown } }).machine?.id;
-  if (machineId === 'chain') return fromChain(step as Chain<unknown>, name);
-  if (machineId === 'toolLoop') return fromToolLoop(step as ToolLoop, name);
+  if (machineId === 'chain')
+    return fromChain(step as Chain<unknown>, name) as Runnable<unknown, unknown>;
+  if (machineId === 'toolLoop')
+    return fromToolLoop(step as ToolLoop, name) as Runnable<unknown, unknown>;
   return createRunnable({
     name: name ?? 'invocable',
     kind: 'function',

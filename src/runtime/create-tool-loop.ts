@@ -370,16 +370,19 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
     }
   }
 
+  async function invoke(
+    runInput: string | ToolLoopRunInput,
+    runOptions: ToolLoopRunOptions = {},
+  ): Promise<ToolLoopResult> {
+    const recorder = new RunRecorder();
+    return settle(await run(input(runInput), runOptions, recorder), recorder);
+  }
+
   return {
     machine,
     input,
-    async invoke(runInput, runOptions = {}) {
-      const recorder = new RunRecorder();
-      return settle(await run(input(runInput), runOptions, recorder), recorder);
-    },
-    batch(inputs, options) {
-      return batchSettled(inputs, options, (runInput, config) => this.invoke(runInput, config));
-    },
+    invoke,
+    batch: (inputs, options) => batchSettled(inputs, options, invoke),
     stream(runInput, runOptions = {}) {
       const loopInput = input(runInput);
       // Breaking out of the loop stops the run: nobody would read what it spends tokens on.

@@ -1,7 +1,8 @@
 /**
  * A push-to-pull bridge: producers `push` events as they happen, one consumer iterates them.
  * `end(error?)` finishes the iteration, rethrowing `error` after the queued events. A consumer
- * that stops early (`break`) calls `onReturn`, so the producer can stop too.
+ * that stops early (`break`) calls `onReturn`, so the producer can stop too. One reader per
+ * queue: a second concurrent `next()` replaces the first one's wait.
  */
 export class EventQueue<T> implements AsyncIterable<T> {
   readonly #onReturn: (() => void) | undefined;
@@ -80,6 +81,11 @@ export class EventQueue<T> implements AsyncIterable<T> {
       return: () => {
         if (!this.#ended) this.#onReturn?.();
         this.#ended = true;
+        // A reader that raced next() against something else and gave up must not hang.
+        const waiting = this.#waiting;
+        this.#waiting = undefined;
+        this.#failWaiting = undefined;
+        waiting?.({ value: undefined, done: true });
         this.#items.length = 0;
         this.#error = undefined;
         return Promise.resolve({ value: undefined, done: true });
