@@ -1,9 +1,10 @@
-import { and, assign, fromCallback, not, sendTo, setup } from 'xstate';
+import { and, assign, fromCallback, not, type StateMachine, sendTo, setup, stateIn } from 'xstate';
 import { compileTurn } from '../src/compile/compile-turn.js';
 import type { PromptContract } from '../src/compile/convert-to-llm-request.js';
 import type { SelfRefSnapshot } from '../src/compile/experiences.js';
 import { type ContextMutation, mutate } from '../src/compile/mutations.js';
 import { reduceTurnContext } from '../src/compile/reduce-turn-context.js';
+import { pendingToolCalls } from '../src/compile/tool-linkage.js';
 import type { Message, ToolCall, ToolResult } from '../src/messages.js';
 import type { FinishReason, ModelResponse } from '../src/model/language-model.js';
 import { responseText, responseToolCalls } from '../src/model/language-model.js';
@@ -19,20 +20,38 @@ import {
   warningPoint,
   withUniqueIds,
 } from './chain-policy.js';
+import {
+  answerText,
+  cancelledCalls,
+  conclusionNote,
+  directReturn,
+  EARLY_STOP_MESSAGE,
+  type EarlyStop,
+  type EarlyStopping,
+  type IntermediateStep,
+  intermediateSteps,
+  type StopLimit,
+} from './early-stopping.js';
 
 // The chain (seed 000): idle → preparing → thinking → doing → preparing → thinking … →
 // validating → succeeded, or failed. Pure: the machine does no IO. Its three effects —
 // `callModel`, `executeTools`, `validateResult` — are requests it sends to one long-lived
 // actor, `effects`, invoked for the whole run and supplied by the runtime
 // (src/runtime/create-chain.ts) with `machine.provide()`, or by tests. The effect answers
-// with `<effect>.done` / `<effect>.error` events. Why one host instead of an invoke per
+// with `<effect>.done` / `<effect>.error` events; a `cancel` request (the time limit) makes
+// the host abort what is in flight and drop its answers. Why one host instead of an invoke per
 // state: spawning a child actor per step costs XState ~75 µs, most of a step's budget
 // (DESIGN.md, `npm run bench`); events keep every effect visible in the inspector, make
 // the event log the run's journal, and let traversal drive the machine with plain events.
 // Guards and actions carry the seed's names, so the inspector shows the seed's lifecycle:
 // canThink → beforeThink → onEnterThinking, canDo → beforeDo → onEnterDoing (which hands the
-// calls to the effects actor),
-// canSucceed / canFail → afterSucceed.
+// calls to the effects actor), canSucceed / canFail → afterSucceed.
+//
+// SPEC R4 (LangChain's AgentExecutor): every way a run reaches maxIterations, and the
+// `maxExecutionTime` timer, goes through the transient `stopping`, which fails the run, or
+// with `earlyStopping` ends it with a stop message ('force') or one last model call without
+// tools in `concluding` ('generate'). A single successful call of a returnDirect tool goes
+// from `doing` straight to `validating`, its output the answer.
 
 export interface ChainWarning {
   readonly prompt: string;
@@ -59,6 +78,15 @@ export interface ChainConfig {
   readonly catchIntermediateResult: boolean;
   readonly resultCacheKey?: string;
   readonly contract: PromptContract;
+  /**
+   * Milliseconds a run may take; then the effect in flight is cancelled and the run stops
+   * (SPEC R4). The final call of `earlyStopping: 'generate'` is not bounded by it.
+   */
+  readonly maxExecutionTime?: number;
+  /** How a run that reaches maxIterations or maxExecutionTime ends; undefined: it fails. */
+  readonly earlyStopping?: EarlyStopping;
+  /** Tools whose single successful call in a step ends the run with its output (`returnDirect`). */
+  readonly returnDirectTools: readonly string[];
 }
 
 export interface ChainInput {
@@ -71,7 +99,13 @@ export interface ChainInput {
 
 /** A fatal ending as data; the runtime turns it into the typed error class of the same code. */
 export interface ChainFailure {
-  readonly code: 'PROTOCOL_ERROR' | 'TOKEN_LIMIT' | 'CHAIN_ERROR' | 'MODEL_ERROR' | 'ABORTED';
+  readonly code:
+    | 'PROTOCOL_ERROR'
+    | 'TOKEN_LIMIT'
+    | 'TIMEOUT'
+    | 'CHAIN_ERROR'
+    | 'MODEL_ERROR'
+    | 'ABORTED';
   readonly message: string;
   /** The original error of a failed model call or validation, kept for the runtime. */
   readonly cause?: unknown;
@@ -83,6 +117,8 @@ export interface ChainFailure {
 export interface CallModelInput {
   readonly messages: Transcript;
   readonly iteration: number;
+  /** The last call of `earlyStopping: 'generate'`: sent without tools, so it must answer. */
+  readonly final?: boolean;
 }
 
 /** What `executeTools` is asked to run (blocked duplicates are already answered). */
@@ -123,6 +159,13 @@ export interface ChainStep {
   readonly finishReason: FinishReason;
 }
 
+/**
+ * Keep it at 19 top-level keys at most: XState's assign copies the context with
+ * `Object.assign({}, context, update)`, and V8 makes such a copy of 20 or more properties a
+ * dictionary-mode object, about 10× slower per assign (measured on Node 20: 1.4 µs against
+ * 16 µs); at 21 keys the bench's chain step took twice as long. Derive what you can (see
+ * answerText in early-stopping.ts), or group new fields.
+ */
 export interface ChainContext {
   readonly config: ChainConfig;
   /** The transcript as of the last compiled turn. */
@@ -144,6 +187,8 @@ export interface ChainContext {
   readonly callHistory: readonly string[];
   readonly warnedCalls: readonly string[];
   readonly steps: readonly ChainStep[];
+  /** The limit that sent the run to `stopping`; once set, maxExecutionTime no longer applies. */
+  readonly limitReached: StopLimit | undefined;
   readonly result: unknown;
   readonly intermediateResults: Readonly<Record<string, unknown>>;
   readonly failure: ChainFailure | undefined;
@@ -154,15 +199,20 @@ interface ChainRunData {
   readonly usage: Usage;
   readonly iterations: number;
   readonly steps: readonly ChainStep[];
+  /** Every tool call with the result the model got for it, in order (LangChain's intermediate_steps). */
+  readonly intermediateSteps: readonly IntermediateStep[];
   readonly mutationLog: readonly (readonly ContextMutation[])[];
   readonly intermediateResults: Readonly<Record<string, unknown>>;
 }
 
-export type ChainOutput =
+/** How a run ended. `T` is the result's type, which the chain validated (unknown to the machine). */
+export type ChainOutput<T = unknown> =
   | (ChainRunData & {
       readonly status: 'succeeded';
-      readonly result: unknown;
+      readonly result: T;
       readonly text: string;
+      /** Present when the run reached a limit and `earlyStopping` ended it. */
+      readonly stopped?: EarlyStop;
     })
   | (ChainRunData & { readonly status: 'failed'; readonly failure: ChainFailure });
 
@@ -170,7 +220,9 @@ export type ChainOutput =
 export type ChainEffectRequest =
   | { readonly type: 'callModel'; readonly input: CallModelInput }
   | { readonly type: 'executeTools'; readonly input: ExecuteToolsInput }
-  | { readonly type: 'validateResult'; readonly input: ValidateResultInput };
+  | { readonly type: 'validateResult'; readonly input: ValidateResultInput }
+  /** Abort what is in flight and drop its late answers: the machine has moved on. */
+  | { readonly type: 'cancel'; readonly reason: StopLimit };
 
 /** Events the chain reacts to: the effects' answers, and ABORT from outside. */
 export type ChainEvent =
@@ -226,6 +278,10 @@ export const chainMachine = setup({
       throw new Error('chainMachine: provide the effects actor (createChain does)');
     }),
   },
+  delays: {
+    // Without a limit the delayed event fires at once and `hasExecutionTimeLimit` ignores it.
+    maxExecutionTime: ({ context }) => context.config.maxExecutionTime ?? 0,
+  },
   guards: {
     isOverIterationLimit: ({ context }) =>
       isOverIterationLimit(context.iterations, context.config.maxIterations),
@@ -258,6 +314,29 @@ export const chainMachine = setup({
     // the last allowed generation are not run, because no generation could read their results.
     canDo: and(['hasToolCalls', not('isOverIterationLimit')]),
     canSucceed: (_, params: { outcome: ValidationOutcome }) => params.outcome.ok,
+    // Once a limit stopped the run, the time limit is spent: the final answer is not bounded.
+    hasExecutionTimeLimit: ({ context }) =>
+      context.config.maxExecutionTime !== undefined && context.limitReached === undefined,
+    // The time limit cut a tool step short: its generation is still a step, so that the
+    // steps' usage sums to the run's, and its calls are the ones to close.
+    isCutShortInDoing: and(['hasExecutionTimeLimit', stateIn('doing')]),
+    // No generation left while tokens remain: the iteration limit, not the budget, ends the run.
+    isOutOfIterations: ({ context }) =>
+      isOverIterationLimit(context.iterations, context.config.maxIterations) &&
+      hasTokenBudget(context.usage.totalTokens, context.config.maxTokens),
+    // A blocked duplicate has no result here, and its warning is no answer: it never returns.
+    isDirectReturn: ({ context }, params: { output: ExecuteToolsOutput }) =>
+      directReturn(context.toolCalls, params.output.results, context.config.returnDirectTools) !==
+      undefined,
+    shouldForceStop: ({ context }) => context.config.earlyStopping === 'force',
+    // The final call spends tokens too: with the budget spent there is nothing to generate with.
+    shouldGenerateFinalAnswer: ({ context }) =>
+      context.config.earlyStopping === 'generate' &&
+      hasTokenBudget(context.usage.totalTokens, context.config.maxTokens),
+    // The answer of the final call early stopping made: it is never corrected, so it never loops.
+    isFinalAnswer: ({ context }) => context.limitReached !== undefined,
+    hasAnswerText: ({ event }) =>
+      event.type === 'callModel.done' && responseText(event.output).trim() !== '',
   },
   actions: {
     insertIterationWarning: assign(({ context }) => ({
@@ -309,17 +388,30 @@ export const chainMachine = setup({
     })),
     requestValidation: sendTo('effects', ({ context }) => ({
       type: 'validateResult' as const,
-      input: { text: context.response ? responseText(context.response) : '' },
+      input: { text: answerTextOf(context) },
     })),
     recordResponse: assign(({ context, event }) => {
       const response = (event as Extract<ChainEvent, { type: 'callModel.done' }>).output;
       const toolCalls = withUniqueIds(responseToolCalls(response), context.iterations);
+      const text = responseText(response);
       return {
         response,
         toolCalls,
         usage: addUsage(context.usage, response.usage),
         // The output reaches the transcript as a mutation, applied at the next compile.
-        pending: [...context.pending, mutate.assistantMessage(responseText(response), toolCalls)],
+        pending: [...context.pending, mutate.assistantMessage(text, toolCalls)],
+      };
+    }),
+    // The final call's answer: calls it made anyway are dropped, since a request without tools
+    // cannot have them run, and a kept call would leave the transcript unanswered.
+    recordFinalAnswer: assign(({ context, event }) => {
+      const response = (event as Extract<ChainEvent, { type: 'callModel.done' }>).output;
+      const text = responseText(response);
+      return {
+        response,
+        toolCalls: [],
+        usage: addUsage(context.usage, response.usage),
+        pending: [...context.pending, mutate.assistantMessage(text)],
       };
     }),
     // The seed's before_do: answer blocked duplicate calls instead of running them.
@@ -371,6 +463,34 @@ export const chainMachine = setup({
     }),
     // A generation whose calls are not run (an answer, or a limit reached) is a step too.
     recordStep: assign({ steps: ({ context }) => [...context.steps, stepOf(context, [])] }),
+    reachLimit: assign((_, params: { limit: StopLimit }) => ({ limitReached: params.limit })),
+    // The host aborts what is in flight and drops its answer: no late answer reaches `stopping`'s successors.
+    cancelEffects: sendTo('effects', ({ context }) => ({
+      type: 'cancel' as const,
+      reason: context.limitReached ?? 'maxExecutionTime',
+    })),
+    // The calls the transcript still waits on: the last step's, when a limit cut them off.
+    closeOpenCalls: assign(({ context }) => ({
+      pending: [
+        ...context.pending,
+        ...cancelledCalls(
+          pendingToolCalls(settledTranscript(context)).calls,
+          context.limitReached ?? 'maxIterations',
+        ),
+      ],
+    })),
+    insertConclusionNote: assign(({ context }) => ({
+      pending: [
+        ...context.pending,
+        mutate.systemNote(conclusionNote(context.limitReached ?? 'maxIterations')),
+      ],
+    })),
+    requestFinalAnswer: sendTo('effects', ({ context }) => ({
+      type: 'callModel' as const,
+      input: { messages: context.request, iteration: context.iterations, final: true },
+    })),
+    // LangChain's 'force': the run ends with a stop message, which is text, never validated.
+    forceStop: assign({ result: EARLY_STOP_MESSAGE }),
     appendCorrection: assign(({ context }, params: { message: string }) => ({
       pending: [...context.pending, mutate.systemNote(params.message)],
     })),
@@ -387,7 +507,6 @@ export const chainMachine = setup({
       }
       return { result: value, intermediateResults };
     }),
-    failOnIterationLimit: assign({ failure: ({ context }) => iterationLimitFailure(context) }),
     failOnTokenLimit: assign({ failure: ({ context }) => tokenLimitFailure(context) }),
     failOnLimits: assign({
       failure: ({ context }) =>
@@ -395,6 +514,21 @@ export const chainMachine = setup({
           ? tokenLimitFailure(context)
           : iterationLimitFailure(context),
     }),
+    failOnStop: assign({
+      failure: ({ context }) =>
+        context.config.earlyStopping === 'generate' &&
+        !hasTokenBudget(context.usage.totalTokens, context.config.maxTokens)
+          ? tokenLimitFailure(context)
+          : context.limitReached === 'maxExecutionTime'
+            ? timeLimitFailure(context)
+            : iterationLimitFailure(context),
+    }),
+    failOnFinalAnswer: assign(({ context }, params: { problem: string }) => ({
+      failure: failure(
+        'PROTOCOL_ERROR',
+        `The final answer after reaching ${context.limitReached} ${params.problem}`,
+      ),
+    })),
     failOnError: assign((_, params: { code: ChainFailure['code']; error: unknown }) => ({
       failure: failure(params.code, errorMessage(params.error), params.error),
     })),
@@ -425,6 +559,7 @@ export const chainMachine = setup({
       callHistory: [],
       warnedCalls: [],
       steps: [],
+      limitReached: undefined,
       result: undefined,
       intermediateResults: input.intermediateResults ?? {},
       failure: undefined,
@@ -432,6 +567,25 @@ export const chainMachine = setup({
   },
   initial: 'idle',
   invoke: { id: 'effects', src: 'effects' },
+  // On the root, so it bounds the whole run from its start, whatever state it is in.
+  after: {
+    maxExecutionTime: [
+      {
+        guard: 'isCutShortInDoing',
+        target: '.stopping',
+        actions: [
+          'recordStep',
+          { type: 'reachLimit', params: { limit: 'maxExecutionTime' } },
+          'cancelEffects',
+        ],
+      },
+      {
+        guard: 'hasExecutionTimeLimit',
+        target: '.stopping',
+        actions: [{ type: 'reachLimit', params: { limit: 'maxExecutionTime' } }, 'cancelEffects'],
+      },
+    ],
+  },
   on: {
     ABORT: {
       target: '.failed',
@@ -467,8 +621,12 @@ export const chainMachine = setup({
           { guard: 'canDo', target: 'doing', actions: ['recordResponse', 'beforeDo'] },
           {
             guard: 'hasToolCalls',
-            target: 'failed',
-            actions: ['recordResponse', 'recordStep', 'failOnIterationLimit'],
+            target: 'stopping',
+            actions: [
+              'recordResponse',
+              'recordStep',
+              { type: 'reachLimit', params: { limit: 'maxIterations' } },
+            ],
           },
           { target: 'validating', actions: ['recordResponse', 'recordStep'] },
         ],
@@ -485,6 +643,14 @@ export const chainMachine = setup({
       entry: 'onEnterDoing',
       on: {
         'executeTools.done': [
+          {
+            guard: { type: 'isDirectReturn', params: ({ event }) => ({ output: event.output }) },
+            target: 'validating',
+            actions: {
+              type: 'recordToolResults',
+              params: ({ event }) => ({ output: event.output }),
+            },
+          },
           {
             guard: 'canThink',
             target: 'preparing',
@@ -525,12 +691,33 @@ export const chainMachine = setup({
             },
           },
           {
+            guard: 'isFinalAnswer',
+            target: 'failed',
+            actions: {
+              type: 'failOnFinalAnswer',
+              params: ({ event }) => ({
+                problem: `failed validation: ${event.output.ok ? '' : event.output.message}`,
+              }),
+            },
+          },
+          {
             guard: 'canThink',
             target: 'preparing',
             actions: {
               type: 'appendCorrection',
               params: ({ event }) => ({ message: event.output.ok ? '' : event.output.message }),
             },
+          },
+          {
+            guard: 'isOutOfIterations',
+            target: 'stopping',
+            actions: [
+              {
+                type: 'appendCorrection',
+                params: ({ event }) => ({ message: event.output.ok ? '' : event.output.message }),
+              },
+              { type: 'reachLimit', params: { limit: 'maxIterations' } },
+            ],
           },
           {
             guard: 'canFail',
@@ -540,7 +727,7 @@ export const chainMachine = setup({
                 type: 'appendCorrection',
                 params: ({ event }) => ({ message: event.output.ok ? '' : event.output.message }),
               },
-              'failOnLimits',
+              'failOnTokenLimit',
             ],
           },
         ],
@@ -549,6 +736,51 @@ export const chainMachine = setup({
           actions: {
             type: 'failOnError',
             params: ({ event }) => ({ code: 'CHAIN_ERROR', error: event.error }),
+          },
+        },
+      },
+    },
+    // Where every limit but the token budget leads (SPEC R4): fail, or stop early.
+    stopping: {
+      always: [
+        { guard: 'shouldForceStop', target: 'succeeded', actions: ['closeOpenCalls', 'forceStop'] },
+        {
+          guard: 'shouldGenerateFinalAnswer',
+          target: 'concluding',
+          actions: ['closeOpenCalls', 'insertConclusionNote', 'beforeThink'],
+        },
+        { target: 'failed', actions: 'failOnStop' },
+      ],
+    },
+    // 'generate': one last model call, without tools. It must answer; it never loops.
+    concluding: {
+      entry: ['onEnterThinking', 'requestFinalAnswer'],
+      on: {
+        'callModel.done': [
+          {
+            guard: 'isOverTokenLimit',
+            target: 'failed',
+            actions: ['recordResponse', 'recordStep', 'failOnTokenLimit'],
+          },
+          {
+            guard: 'hasAnswerText',
+            target: 'validating',
+            actions: ['recordFinalAnswer', 'recordStep'],
+          },
+          {
+            target: 'failed',
+            actions: [
+              'recordResponse',
+              'recordStep',
+              { type: 'failOnFinalAnswer', params: { problem: 'has no text' } },
+            ],
+          },
+        ],
+        'callModel.error': {
+          target: 'failed',
+          actions: {
+            type: 'failOnError',
+            params: ({ event }) => ({ code: 'MODEL_ERROR', error: event.error }),
           },
         },
       },
@@ -562,14 +794,23 @@ export const chainMachine = setup({
       usage: context.usage,
       iterations: context.iterations,
       steps: context.steps,
+      intermediateSteps: intermediateSteps(context.steps),
       mutationLog: context.pending.length
         ? [...context.mutationLog, context.pending]
         : context.mutationLog,
       intermediateResults: context.intermediateResults,
     };
     if (context.failure) return { ...data, status: 'failed', failure: context.failure };
-    const text = context.response ? responseText(context.response) : '';
-    return { ...data, status: 'succeeded', result: context.result, text };
+    const { limitReached: reason } = context;
+    const method = context.config.earlyStopping;
+    const forced = reason !== undefined && method === 'force';
+    return {
+      ...data,
+      status: 'succeeded',
+      result: context.result,
+      text: forced ? EARLY_STOP_MESSAGE : answerTextOf(context),
+      ...(reason && method && { stopped: { reason, method } }),
+    };
   },
 });
 
@@ -578,6 +819,19 @@ function iterationLimitFailure(context: ChainContext): ChainFailure {
     code: 'PROTOCOL_ERROR',
     message: `Reached maxIterations (${context.config.maxIterations}) without a final answer`,
     limit: context.config.maxIterations,
+  };
+}
+
+function answerTextOf(context: ChainContext): string {
+  return answerText(context.steps, context.response, context.config.returnDirectTools);
+}
+
+function timeLimitFailure(context: ChainContext): ChainFailure {
+  const ms = context.config.maxExecutionTime ?? 0;
+  return {
+    code: 'TIMEOUT',
+    message: `Reached maxExecutionTime (${ms} ms) without a final answer`,
+    limit: ms,
   };
 }
 
@@ -600,3 +854,43 @@ function stepOf(context: ChainContext, toolResults: readonly ToolResult[]): Chai
     finishReason: response.finishReason,
   };
 }
+
+/**
+ * The chain machine with its output's `result` typed `T` (SPEC R5): what `createChain<T>`
+ * hands out as `chain.machine`. The machine itself cannot know T; the chain's validation
+ * (outputSchema, or the answer text) is what makes the type true.
+ */
+export type ChainMachine<T = unknown> =
+  typeof chainMachine extends StateMachine<
+    infer TContext,
+    infer TEvent,
+    infer TChildren,
+    infer TActor,
+    infer TAction,
+    infer TGuard,
+    infer TDelay,
+    infer TStateValue,
+    infer TTag,
+    infer TInput,
+    ChainOutput,
+    infer TEmitted,
+    infer TMeta,
+    infer TSchema
+  >
+    ? StateMachine<
+        TContext,
+        TEvent,
+        TChildren,
+        TActor,
+        TAction,
+        TGuard,
+        TDelay,
+        TStateValue,
+        TTag,
+        TInput,
+        ChainOutput<T>,
+        TEmitted,
+        TMeta,
+        TSchema
+      >
+    : never;

@@ -13,6 +13,7 @@ export {
   type ChainEvent,
   type ChainFailure,
   type ChainInput,
+  type ChainMachine,
   type ChainOutput,
   type ChainStep,
   type ChainWarning,
@@ -24,6 +25,13 @@ export {
   type ValidationOutcome,
 } from '../machines/chain.js';
 export { callKey, isDuplicateCall, warningPoint } from '../machines/chain-policy.js';
+export {
+  EARLY_STOP_MESSAGE,
+  type EarlyStop,
+  type EarlyStopping,
+  type IntermediateStep,
+  type StopLimit,
+} from '../machines/early-stopping.js';
 export {
   type ExecuteEvent,
   type ExecuteInput,

@@ -32,7 +32,7 @@ describe('the chain inside an application machine (SPEC R5)', () => {
             onDone: {
               target: 'done',
               actions: assign(({ event }) => {
-                expectTypeOf(event.output).toEqualTypeOf<ChainOutput>();
+                expectTypeOf(event.output).toEqualTypeOf<ChainOutput<string>>();
                 return event.output.status === 'succeeded'
                   ? { answer: String(event.output.result) }
                   : { failed: event.output.failure.code };

@@ -28,7 +28,7 @@ export function fromChain<T>(
       let result: ChainResult<T> | undefined;
       if (context.streaming) {
         for await (const event of chain.stream(runInput, options)) {
-          if (event.type === 'final') result = (event as { result?: ChainResult<T> }).result;
+          if (event.type === 'final') result = event.result;
           else {
             const body = chainEventBody(event);
             if (body) context.emit(body);

@@ -1,4 +1,5 @@
 import type { ChainConfig, ChainWarning } from '../../machines/chain.js';
+import type { EarlyStopping } from '../../machines/early-stopping.js';
 import type { PromptContract } from '../compile/convert-to-llm-request.js';
 import { ConfigError } from '../errors.js';
 import type { JsonSchema, LanguageModel, ResponseFormat } from '../model/language-model.js';
@@ -24,10 +25,30 @@ export interface ChainOptions<T = string> {
   readonly systemPrompt?: string;
   readonly baseInstruction?: string;
   readonly mustPrinciples?: readonly string[];
-  /** Generations allowed per run (default 10); reaching it without an answer is a ProtocolError. */
+  /** Generations allowed per run (default 10); reaching it without an answer is a ProtocolError (see earlyStopping). */
   readonly maxIterations?: number;
-  /** Tokens allowed per run, summed over every model call (default 128,000): TokenLimitError. */
+  /**
+   * Tokens allowed per run, summed over every model call (default 128,000): TokenLimitError.
+   * earlyStopping does not apply to it: a further call would spend tokens beyond it.
+   */
   readonly maxTokens?: number;
+  /**
+   * Milliseconds a run may take (at most 2^31 - 1). When it passes, the model call, tool calls
+   * or validation in flight are cancelled (their signals aborted, their answers dropped) and
+   * the run fails with a TimeoutError (see earlyStopping). The final model call of
+   * `earlyStopping: 'generate'` is not bounded by it; your `signal` still reaches it.
+   */
+  readonly maxExecutionTime?: number;
+  /**
+   * What a run does when it reaches maxIterations or maxExecutionTime (LangChain's
+   * early_stopping_method). Default: it fails (ProtocolError, TimeoutError).
+   * - 'force': it succeeds with a stop message as result and text, not validated (so not
+   *   with an outputSchema or a JSON responseFormat).
+   * - 'generate': one last model call without tools, told to answer from what it has; its
+   *   answer is validated like any, and a missing or invalid one fails the run (ProtocolError).
+   * The result's `stopped` says which limit and method ended the run.
+   */
+  readonly earlyStopping?: EarlyStopping;
   readonly warningPrompt?: { readonly iterations?: string; readonly tokens?: string };
   /** >= 0: absolute; < 0: this far from the limit. Required for each warning prompt given. */
   readonly warningThreshold?: { readonly iterations?: number; readonly tokens?: number };
@@ -78,6 +99,29 @@ function warning(
   return { prompt, threshold };
 }
 
+function checkEarlyStopping(options: ChainOptions<unknown>): EarlyStopping | undefined {
+  const { earlyStopping } = options;
+  if (earlyStopping === undefined) return undefined;
+  if (earlyStopping !== 'force' && earlyStopping !== 'generate') {
+    throw new ConfigError(
+      'earlyStopping',
+      `must be 'force' or 'generate'; got ${JSON.stringify(earlyStopping) ?? String(earlyStopping)}`,
+    );
+  }
+  // The stop message is text: it could not pass a schema, and an unchecked one would lie about T.
+  const format = options.responseFormat?.type;
+  if (
+    earlyStopping === 'force' &&
+    (options.outputSchema !== undefined || (format && format !== 'text'))
+  ) {
+    throw new ConfigError(
+      'earlyStopping',
+      "'force' ends a run with a text stop message, which cannot be structured output; use 'generate' with outputSchema or a JSON responseFormat",
+    );
+  }
+  return earlyStopping;
+}
+
 /** Validates every option, naming the first bad one, and derives the machine's config. `options` is an object (createChain checks). */
 export function chainConfig(
   options: ChainOptions<unknown>,
@@ -89,6 +133,8 @@ export function chainConfig(
   optionalPositive('toolConcurrency', options.toolConcurrency, true);
   optionalDelay('toolTimeoutMs', options.toolTimeoutMs);
   integerAtLeast('streamBatchSize', options.streamBatchSize, 1, 5);
+  const maxExecutionTime = optionalDelay('maxExecutionTime', options.maxExecutionTime);
+  const earlyStopping = checkEarlyStopping(options);
   if (options.validateResult !== undefined && typeof options.validateResult !== 'function') {
     throw new ConfigError(
       'validateResult',
@@ -155,6 +201,9 @@ export function chainConfig(
     }),
     warnRecursiveCalls: options.warnRecursiveCalls ?? true,
     duplicateWarnTools: tools.filter((t) => t.duplicateCallWarn).map((t) => t.name),
+    returnDirectTools: tools.filter((t) => t.returnDirect).map((t) => t.name),
+    ...(maxExecutionTime !== undefined && { maxExecutionTime }),
+    ...(earlyStopping !== undefined && { earlyStopping }),
     catchIntermediateResult: options.catchIntermediateResult ?? true,
     ...(options.resultCacheKey !== undefined && { resultCacheKey: options.resultCacheKey }),
     contract,

@@ -14,11 +14,13 @@ import {
   type ChainEffectRequest,
   type ChainEvent,
   type ChainInput,
+  type ChainMachine,
   type ChainOutput,
   type ChainStep,
   chainMachine,
   type ValidationOutcome,
 } from '../../machines/chain.js';
+import type { EarlyStop, IntermediateStep } from '../../machines/early-stopping.js';
 import type { MutationLog } from '../compile/compile-turn.js';
 import {
   AbortError,
@@ -27,6 +29,7 @@ import {
   type PartialResult,
   ProtocolError,
   type StatecraftError,
+  TimeoutError,
   TokenLimitError,
 } from '../errors.js';
 import { linkedController } from '../linked-controller.js';
@@ -38,6 +41,7 @@ import type {
   ResponseFormat,
   StreamPart,
 } from '../model/language-model.js';
+import { type BatchResult, batchSettled } from '../runnable/batch.js';
 import { jsonCandidates } from '../structured/extract-json.js';
 import {
   anyJson,
@@ -77,23 +81,35 @@ export interface ChainResult<T> {
   readonly usage: Usage;
   readonly iterations: number;
   readonly steps: readonly ChainStep[];
+  /** Every tool call with the result the model got, in call order (LangChain's intermediate_steps). */
+  readonly intermediateSteps: readonly IntermediateStep[];
+  /** Present when the run reached a limit and `earlyStopping` ended it: which one, and how. */
+  readonly stopped?: EarlyStop;
   readonly mutationLog: MutationLog;
   readonly intermediateResults: Readonly<Record<string, unknown>>;
   /** Every model call (compiled request, response, usage, latency) and tool call of the run (SPEC A5). */
   details(): RunDetails;
 }
 
-export type ChainStreamEvent =
+export type ChainStreamEvent<T = unknown> =
   | { readonly type: 'state'; readonly state: string }
   | { readonly type: 'text-delta'; readonly delta: string; readonly iteration: number }
   | { readonly type: 'tool-call'; readonly toolCall: ToolCall }
   | { readonly type: 'tool-result'; readonly result: ToolResult }
   | { readonly type: 'warning'; readonly kind: 'iterations' | 'tokens'; readonly text: string }
-  | { readonly type: 'final'; readonly output: ChainOutput; readonly details: RunDetails };
+  | {
+      readonly type: 'final';
+      readonly output: ChainOutput;
+      readonly details: RunDetails;
+      /** What `invoke` resolves with; undefined when the run failed (the stream then throws). */
+      readonly result: ChainResult<T> | undefined;
+    };
 
 /** Fatal chain errors keep the whole partial run: transcript, usage and steps. */
 export interface ChainPartialResult extends PartialResult {
   readonly steps: readonly ChainStep[];
+  /** The tool calls the run made before it failed, with their results. */
+  readonly intermediateSteps: readonly IntermediateStep[];
   readonly output: ChainOutput;
   /** Every model call and tool call made before the failure (SPEC A5). */
   readonly details: RunDetails;
@@ -105,12 +121,20 @@ type ChainSnapshot = SnapshotFrom<typeof chainMachine>;
 type PartListener = (part: StreamPart, iteration: number) => void;
 
 export interface Chain<T> {
-  /** The machine with this chain's actors provided: invoke it from your own machines. */
-  readonly machine: typeof chainMachine;
+  /** The machine with this chain's actors provided: invoke it from your own machines; its output's `result` is a T. */
+  readonly machine: ChainMachine<T>;
   /** The input `machine` expects for a run: your messages plus this chain's config. */
   input(run: string | ChainRunInput): ChainInput;
   invoke(input: string | ChainRunInput, options?: ChainRunOptions): Promise<ChainResult<T>>;
-  stream(input: string | ChainRunInput, options?: ChainRunOptions): AsyncIterable<ChainStreamEvent>;
+  /** Every input, in order, at most `concurrency` at a time; settled, so one failure loses nothing (SPEC R1). */
+  batch(
+    inputs: readonly (string | ChainRunInput)[],
+    options?: ChainRunOptions & { readonly concurrency?: number },
+  ): Promise<BatchResult<ChainResult<T>>[]>;
+  stream(
+    input: string | ChainRunInput,
+    options?: ChainRunOptions,
+  ): AsyncIterable<ChainStreamEvent<T>>;
   /** Routes tool calls to a remote executor first (SPEC C10), from the next model call on, in running runs too. */
   connect(remote: RemoteToolExecutor): void;
   disconnect(): void;
@@ -197,11 +221,16 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
     const request: ModelRequest = {
       ...options.modelSettings,
       messages: input.messages,
+      // The final call of earlyStopping 'generate' must answer: its tools are listed but not
+      // callable. Listed, because the transcript holds tool calls and results, and some
+      // providers (Anthropic) refuse those in a request that defines no tools.
       ...(specs.length && { tools: specs }),
+      ...(specs.length && input.final && { toolChoice: 'none' as const }),
       ...(responseFormat && { responseFormat }),
     };
     const { onPart } = run;
-    return run.recorder.modelCall(`generation ${input.iteration}`, request, async () => {
+    const label = `${input.final ? 'final answer, ' : ''}generation ${input.iteration}`;
+    return run.recorder.modelCall(label, request, async () => {
       if (!onPart) return model.generate(request, { signal });
       const collector = new ResponseCollector();
       for await (const part of model.stream(request, { signal })) {
@@ -214,31 +243,44 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
 
   // The one actor a run's machine invokes: it performs each effect the machine requests and
   // answers with its `.done` / `.error` event. It owns the run's tools (open streams) and an
-  // AbortController that stopping the run (final state, ABORT) aborts.
+  // AbortController that stopping the run (final state, ABORT) aborts. Effects run under a
+  // controller of their own, linked to the run's, that `cancel` (maxExecutionTime) aborts and
+  // replaces: what was in flight is aborted, its answers, which the machine no longer waits
+  // for, are dropped, and what the machine asks next runs under the new one (streams opened
+  // before are aborted too: no step reads them after a stop). One controller per cancel, not
+  // per effect: two AbortControllers a step cost the bench's chain step ~30 µs of ~150.
   const effects = fromCallback<ChainEffectRequest>(({ sendBack, receive, system }) => {
     // A chain invoked from an app's machine has no run() around it: it owns its resources.
     const owned = resources.get(system) ? undefined : newResources();
     const run = (resources.get(system) ?? owned) as RunResources;
     const { controller, tools } = run;
-    const answer = (type: ChainEffectRequest['type'], work: () => Promise<unknown>) => {
-      work().then(
-        (output) => {
-          if (!controller.signal.aborted) sendBack({ type: `${type}.done`, output } as ChainEvent);
-        },
-        (error: unknown) => {
-          if (!controller.signal.aborted) sendBack({ type: `${type}.error`, error } as ChainEvent);
-        },
+    let current = linkedController(controller.signal).controller;
+    const answer = (
+      type: Exclude<ChainEffectRequest['type'], 'cancel'>,
+      work: (signal: AbortSignal) => Promise<unknown>,
+    ) => {
+      const { signal } = current;
+      const settle = (event: ChainEvent) => {
+        if (!signal.aborted) sendBack(event);
+      };
+      work(signal).then(
+        (output) => settle({ type: `${type}.done`, output } as ChainEvent),
+        (error: unknown) => settle({ type: `${type}.error`, error } as ChainEvent),
       );
     };
     receive((request) => {
-      const { signal } = controller;
       switch (request.type) {
         case 'callModel':
-          return answer('callModel', () => callModel(request.input, run, signal));
+          return answer('callModel', (signal) => callModel(request.input, run, signal));
         case 'executeTools':
-          return answer('executeTools', () => tools.execute(request.input.calls, signal));
+          return answer('executeTools', (signal) => tools.execute(request.input.calls, signal));
         case 'validateResult':
           return answer('validateResult', () => validate(request.input.text));
+        case 'cancel': {
+          current.abort(new AbortError(`Cancelled: the run reached ${request.reason}`));
+          current = linkedController(controller.signal).controller;
+          return;
+        }
       }
     });
     return () => {
@@ -246,7 +288,7 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
     };
   });
 
-  const machine = chainMachine.provide({ actors: { effects } }) as typeof chainMachine;
+  const machine = chainMachine.provide({ actors: { effects } }) as ChainMachine<T>;
 
   async function validate(text: string): Promise<ValidationOutcome> {
     let value: unknown = text;
@@ -330,17 +372,23 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
     }
   }
 
+  async function invoke(
+    runInput: string | ChainRunInput,
+    runOptions: ChainRunOptions = {},
+  ): Promise<ChainResult<T>> {
+    const recorder = new RunRecorder();
+    return settle<T>(await run(runInput, runOptions, recorder), recorder);
+  }
+
   return {
     machine,
     input,
-    async invoke(runInput, runOptions = {}) {
-      const recorder = new RunRecorder();
-      return settle<T>(await run(runInput, runOptions, recorder), recorder);
-    },
+    invoke,
+    batch: (inputs, batchOptions) => batchSettled(inputs, batchOptions, invoke),
     stream(runInput, runOptions = {}) {
       // Breaking out of the loop stops the run: nobody would read what it spends tokens on.
       const { controller: stop, unlink } = linkedController(runOptions.signal);
-      const queue = new EventQueue<ChainStreamEvent>(() =>
+      const queue = new EventQueue<ChainStreamEvent<T>>(() =>
         stop.abort('the stream was closed by its reader'),
       );
       let last:
@@ -373,7 +421,12 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
       const recorder = new RunRecorder();
       queue.endWith(
         run(runInput, { ...runOptions, signal: stop.signal }, recorder, onPart, onSnapshot),
-        (output) => ({ type: 'final', output, details: recorder.details() }),
+        (output) => ({
+          type: 'final',
+          output,
+          details: recorder.details(),
+          result: output.status === 'failed' ? undefined : settle<T>(output, recorder),
+        }),
         (output) => (output.status === 'failed' ? errorOf(output, recorder) : undefined),
         unlink,
       );
@@ -407,6 +460,8 @@ function settle<T>(output: ChainOutput, recorder: RunRecorder): ChainResult<T> {
     usage,
     iterations,
     steps,
+    intermediateSteps,
+    stopped,
     mutationLog,
     intermediateResults,
   } = output;
@@ -419,6 +474,8 @@ function settle<T>(output: ChainOutput, recorder: RunRecorder): ChainResult<T> {
       usage,
       iterations,
       steps,
+      intermediateSteps,
+      ...(stopped && { stopped }),
       mutationLog,
       intermediateResults,
     },
@@ -436,6 +493,7 @@ function errorOf(
     transcript: output.transcript.toArray(),
     usage: output.usage,
     steps: output.steps,
+    intermediateSteps: output.intermediateSteps,
     output,
     details: recorder.details(),
   };
@@ -445,6 +503,8 @@ function errorOf(
       return new ProtocolError(failure.message, options);
     case 'TOKEN_LIMIT':
       return new TokenLimitError(failure.limit ?? Number.NaN, output.usage.totalTokens, options);
+    case 'TIMEOUT':
+      return new TimeoutError(failure.limit ?? Number.NaN, failure.message, options);
     case 'ABORTED':
       return new AbortError(failure.message, options);
     case 'MODEL_ERROR':

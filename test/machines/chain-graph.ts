@@ -1,47 +1,48 @@
-import { responseText, userMessage } from 'statecraft';
-import { expect } from 'vitest';
-import { createActor, type EventObject, fromCallback, type SnapshotFrom } from 'xstate';
+import { userMessage } from 'statecraft';
+import type { EventObject, SnapshotFrom } from 'xstate';
 import { getSimplePaths, type StatePath } from 'xstate/graph';
 import {
   type ChainConfig,
-  type ChainEffectRequest,
   type ChainEvent,
   type ChainInput,
   chainMachine,
   type ExecuteToolsOutput,
 } from '../../machines/chain.js';
+import { answerText } from '../../machines/early-stopping.js';
 import type { ModelResponse } from '../../src/model/language-model.js';
 import type { Usage } from '../../src/usage.js';
 import {
   allSnapshots,
-  allTransitionNames,
-  flush,
-  json,
   type MachineGraph,
   machineGraph,
   type ReachabilityCheck,
   reachabilityViolations,
-  transitionName,
   type Violation,
   visitedStateNodes,
 } from './graph-kit.js';
 
 export { reachabilityViolations, transitionName, visitedStateNodes } from './graph-kit.js';
 
-// The chain machine as a graph (SPEC D2, D3): the configuration, the events offered in each
-// state, a finite serialization, path generation, the graph properties and the replay of a
-// path on a real actor, shared by test/machines/chain.paths.test.ts.
+// The chain machine as a graph (SPEC D2, D3): the configurations, the events offered in each
+// state, a finite serialization, path generation and the graph properties, shared by
+// test/machines/chain.paths.test.ts (replay on a real actor is in chain-replay.ts).
 //
 // The machine is pure: its effects are requests (`callModel`, `executeTools`,
-// `validateResult`) sent to one invoked host actor, `effects`, which answers with
+// `validateResult`, `cancel`) sent to one invoked host actor, `effects`, which answers with
 // `<effect>.done` / `<effect>.error` events. Traversal never runs that actor: it applies the
-// answer events to snapshots directly.
+// answer events to snapshots directly, and offers the maxExecutionTime timer as an event.
 
 export type ChainMachine = typeof chainMachine;
 export type ChainSnapshot = SnapshotFrom<ChainMachine>;
-export type ChainPath = StatePath<ChainSnapshot, ChainEvent>;
 
-/** Every state node of the chain (idle and preparing are transient: `always` only). */
+/** The delayed event of `maxExecutionTime` (on the root, id `chain`), sent by replay instead of waiting. */
+export const TIME_LIMIT_EVENT = 'xstate.after.maxExecutionTime.chain';
+
+/** The events of a path: the machine's own, and its time limit firing. */
+export type ChainPathEvent = ChainEvent | { readonly type: typeof TIME_LIMIT_EVENT };
+export type ChainPath = StatePath<ChainSnapshot, ChainPathEvent>;
+
+/** Every state node of the chain (idle, preparing and stopping are transient: `always` only). */
 export const STATE_NODES: readonly string[] = Object.keys(chainMachine.root.states);
 
 // Token sizes, against maxTokens 100 and a token warning at 50 (100 - 50): one tool-call
@@ -63,10 +64,36 @@ export const PATH_CONFIG: ChainConfig = {
   toolResponseInstructions: { text: 'Use the tool results.', when: 'always' },
   warnRecursiveCalls: true,
   duplicateWarnTools: ['lookup'],
+  returnDirectTools: [],
   catchIntermediateResult: true,
   resultCacheKey: 'answer',
   contract: { baseInstruction: 'You answer questions.' },
 };
+
+/** A time limit the clock never reaches in a test: traversal and replay fire it as an event. */
+const TIME_LIMIT_MS = 60_000;
+
+/**
+ * The configurations the paths are walked under (SPEC R4 on top of C): each adds the states
+ * and guards of one option. `exactBudget` spends the budget exactly (one tool call costs
+ * 60), the only way to the token branches that follow a response within budget.
+ */
+export const PATH_CONFIGS = {
+  base: PATH_CONFIG,
+  timeLimit: { ...PATH_CONFIG, maxExecutionTime: TIME_LIMIT_MS },
+  force: { ...PATH_CONFIG, maxExecutionTime: TIME_LIMIT_MS, earlyStopping: 'force' },
+  generate: { ...PATH_CONFIG, maxExecutionTime: TIME_LIMIT_MS, earlyStopping: 'generate' },
+  returnDirect: { ...PATH_CONFIG, returnDirectTools: ['lookup'] },
+  exactBudget: {
+    ...PATH_CONFIG,
+    maxTokens: TOOL_CALL_TOKENS,
+    maxExecutionTime: TIME_LIMIT_MS,
+    earlyStopping: 'generate',
+    returnDirectTools: ['lookup'],
+  },
+} as const satisfies Record<string, ChainConfig>;
+
+export type PathConfigName = keyof typeof PATH_CONFIGS;
 
 export function pathInput(config: ChainConfig = PATH_CONFIG): ChainInput {
   return { config, messages: [userMessage('What is the capital of France?')] };
@@ -77,13 +104,33 @@ function usageOf(totalTokens: number): Usage {
   return { inputTokens, outputTokens: totalTokens - inputTokens, totalTokens };
 }
 
+const LOOKUP = { id: 'call_1', name: 'lookup', arguments: { q: 'France' } };
+const TOOL_CALLS = { unified: 'tool-calls', raw: 'tool_calls' } as const;
+
 export const TOOL_CALL_RESPONSE: ModelResponse = {
   content: [
     { type: 'text', text: 'Let me look that up.' },
-    { type: 'tool-call', toolCall: { id: 'call_1', name: 'lookup', arguments: { q: 'France' } } },
+    { type: 'tool-call', toolCall: LOOKUP },
   ],
   usage: usageOf(TOOL_CALL_TOKENS),
-  finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+  finishReason: TOOL_CALLS,
+};
+
+/** Two calls in one step: never a direct return, even of a returnDirect tool. */
+export const TWO_CALLS_RESPONSE: ModelResponse = {
+  content: [
+    { type: 'tool-call', toolCall: LOOKUP },
+    { type: 'tool-call', toolCall: { id: 'call_2', name: 'lookup', arguments: { q: 'Paris' } } },
+  ],
+  usage: usageOf(TOOL_CALL_TOKENS),
+  finishReason: TOOL_CALLS,
+};
+
+/** Calls and no text: no answer for the final call of 'generate'. */
+export const CALLS_ONLY_RESPONSE: ModelResponse = {
+  content: [{ type: 'tool-call', toolCall: LOOKUP }],
+  usage: usageOf(TOOL_CALL_TOKENS),
+  finishReason: TOOL_CALLS,
 };
 
 export const ANSWER_RESPONSE: ModelResponse = {
@@ -104,13 +151,24 @@ export const TOOLS_OUTPUT: ExecuteToolsOutput = {
   openedStream: false,
 };
 
+export const TOOLS_FAILED_OUTPUT: ExecuteToolsOutput = {
+  results: [
+    { toolCallId: 'call_1', name: 'lookup', output: null, success: false, error: 'not found' },
+  ],
+  streamBatches: [],
+  openedStream: false,
+};
+
 /** The events of the paths, one object each, shared by every path so they can be named. */
 export const EVENTS = {
   toolCall: { type: 'callModel.done', output: TOOL_CALL_RESPONSE },
+  twoCalls: { type: 'callModel.done', output: TWO_CALLS_RESPONSE },
+  callsOnly: { type: 'callModel.done', output: CALLS_ONLY_RESPONSE },
   answer: { type: 'callModel.done', output: ANSWER_RESPONSE },
   huge: { type: 'callModel.done', output: HUGE_RESPONSE },
   modelError: { type: 'callModel.error', error: new Error('model unavailable') },
   toolsDone: { type: 'executeTools.done', output: TOOLS_OUTPUT },
+  toolsFailed: { type: 'executeTools.done', output: TOOLS_FAILED_OUTPUT },
   toolsError: { type: 'executeTools.error', error: new Error('tool host crashed') },
   valid: { type: 'validateResult.done', output: { ok: true, value: 'Paris' } },
   invalid: {
@@ -118,8 +176,9 @@ export const EVENTS = {
     output: { ok: false, message: 'Answer with one word in capitals.' },
   },
   validationError: { type: 'validateResult.error', error: new Error('validator crashed') },
+  timeLimit: { type: TIME_LIMIT_EVENT },
   abort: { type: 'ABORT', reason: 'user cancelled' },
-} as const satisfies Record<string, ChainEvent>;
+} as const satisfies Record<string, ChainPathEvent>;
 
 const EVENT_NAMES = new Map<EventObject, string>(
   Object.entries(EVENTS).map(([name, event]) => [event, name]),
@@ -139,22 +198,35 @@ export function pathName(path: ChainPath): string {
 
 /**
  * The events a snapshot can take: only the answers to the effect the active state requested,
- * and ABORT in any state that is not final.
+ * the time limit when the config has one, and ABORT in any state that is not final. Calls of
+ * a returnDirect tool also come two at a time, or fail; the final call may answer with calls only.
  */
-export function chainEvents(snapshot: ChainSnapshot): ChainEvent[] {
+export function chainEvents(snapshot: ChainSnapshot): ChainPathEvent[] {
   if (snapshot.status !== 'active') return [];
-  const answers: Record<string, readonly ChainEvent[]> = {
-    thinking: [EVENTS.toolCall, EVENTS.answer, EVENTS.huge, EVENTS.modelError],
-    doing: [EVENTS.toolsDone, EVENTS.toolsError],
+  const { config } = snapshot.context;
+  const direct = config.returnDirectTools.length > 0;
+  const answers: Record<string, readonly ChainPathEvent[]> = {
+    thinking: [
+      EVENTS.toolCall,
+      ...(direct ? [EVENTS.twoCalls] : []),
+      EVENTS.answer,
+      EVENTS.huge,
+      EVENTS.modelError,
+    ],
+    doing: [EVENTS.toolsDone, ...(direct ? [EVENTS.toolsFailed] : []), EVENTS.toolsError],
     validating: [EVENTS.valid, EVENTS.invalid, EVENTS.validationError],
+    concluding: [EVENTS.answer, EVENTS.toolCall, EVENTS.callsOnly, EVENTS.huge, EVENTS.modelError],
   };
-  return [...(answers[String(snapshot.value)] ?? []), EVENTS.abort];
+  const timer = config.maxExecutionTime === undefined ? [] : [EVENTS.timeLimit];
+  return [...(answers[String(snapshot.value)] ?? []), ...timer, EVENTS.abort];
 }
 
 /**
- * What the future of a snapshot depends on: the state, the generations made, the warnings
- * given, the tokens spent (exact: a handful of sums under these limits) and how it failed.
- * The default (all of the context, transcripts included) is finite here too, but far bigger.
+ * What the future of a snapshot depends on, and what replay checks of it: the state, the
+ * generations made, the warnings given, the tokens spent (exact: a handful of sums under
+ * these limits), the calls of the last response, the answer text, the steps and whether
+ * their results succeeded, the limit that stopped the run, and how it failed. The default
+ * (all of the context, transcripts included) is finite here too, but far bigger.
  */
 export function serializeChainState(snapshot: ChainSnapshot): string {
   const { context } = snapshot;
@@ -163,12 +235,35 @@ export function serializeChainState(snapshot: ChainSnapshot): string {
     iterations: context.iterations,
     warned: context.warned,
     tokens: context.usage.totalTokens,
+    calls: context.toolCalls.length,
+    answer: answerTextOf(snapshot),
+    steps: context.steps.length,
+    results: context.steps.flatMap((step) => step.toolResults.map((r) => r.success)),
+    limit: context.limitReached,
     failure: context.failure?.code,
   });
 }
 
+/** The most generations a run can make: every allowed one, and the final call of 'generate'. */
+const mostGenerations = (config: ChainConfig) => config.maxIterations + 1;
+
+/** The answer text a snapshot would validate, or report on success (the stop message aside). */
+export function answerTextOf(snapshot: ChainSnapshot): string {
+  const { context } = snapshot;
+  return answerText(context.steps, context.response, context.config.returnDirectTools);
+}
+
 function traversalOptions(config: ChainConfig) {
-  return { input: pathInput(config), events: chainEvents, serializeState: serializeChainState };
+  return {
+    input: pathInput(config),
+    events: chainEvents,
+    serializeState: serializeChainState,
+    // Never reached by the chain; it keeps a broken copy (one that stops again and again)
+    // finite, so that its checks report instead of running out of memory.
+    stopWhen: (snapshot: ChainSnapshot) =>
+      snapshot.context.iterations > mostGenerations(snapshot.context.config),
+    limit: 50_000,
+  };
 }
 
 /** Every simple path from the initial snapshot to every reachable snapshot, by name. */
@@ -176,19 +271,41 @@ export function simplePaths(
   machine: ChainMachine = chainMachine,
   config: ChainConfig = PATH_CONFIG,
 ): ChainPath[] {
-  return getSimplePaths(machine, traversalOptions(config)).sort((a, b) =>
+  // The traversal's events include the time limit's delayed event, which the machine's event
+  // type does not list (XState adds it per `after`); the options are typed by the latter.
+  const options = traversalOptions(config) as unknown as Parameters<
+    typeof getSimplePaths<ChainMachine>
+  >[1];
+  return (getSimplePaths(machine, options) as unknown as ChainPath[]).sort((a, b) =>
     pathName(a).localeCompare(pathName(b)),
   );
 }
 
-export type ChainGraph = MachineGraph<ChainSnapshot, ChainEvent>;
+export type ChainGraph = MachineGraph<ChainSnapshot, ChainPathEvent>;
 
 /** The reachable graph, by the same events and serialization as the paths. */
 export function chainGraph(
   machine: ChainMachine = chainMachine,
   config: ChainConfig = PATH_CONFIG,
 ): ChainGraph {
-  return machineGraph<ChainSnapshot, ChainEvent>(machine, traversalOptions(config));
+  return machineGraph<ChainSnapshot, ChainPathEvent>(machine, traversalOptions(config));
+}
+
+/** Each snapshot an edge passes through with the one before it, from its source on. */
+function passages(graph: ChainGraph): [ChainSnapshot, ChainSnapshot, ChainPathEvent][] {
+  return graph.edges.flatMap((edge) => {
+    const passed = [edge.from, ...edge.microsteps];
+    return passed
+      .slice(1)
+      .map(
+        (next, i) =>
+          [passed[i] as ChainSnapshot, next, edge.event] as [
+            ChainSnapshot,
+            ChainSnapshot,
+            ChainPathEvent,
+          ],
+      );
+  });
 }
 
 /**
@@ -208,180 +325,106 @@ export function doingBoundViolations(graph: ChainGraph, config: ChainConfig): Vi
       });
     }
   }
-  for (const edge of graph.edges) {
-    const passed = [edge.from, ...edge.microsteps];
-    passed.forEach((snapshot, i) => {
-      const next = passed[i + 1];
-      if (next?.matches('doing') && !snapshot.matches('doing')) {
-        if (snapshot.context.iterations >= max) {
-          violations.push({
-            property: 'doing-bound',
-            detail: `entered doing from ${serializeChainState(snapshot)} on ${eventName(edge.event)}`,
-          });
-        }
-      }
-    });
+  for (const [before, next, event] of passages(graph)) {
+    if (next.matches('doing') && !before.matches('doing') && before.context.iterations >= max) {
+      violations.push({
+        property: 'doing-bound',
+        detail: `entered doing from ${serializeChainState(before)} on ${eventName(event)}`,
+      });
+    }
   }
   return violations;
 }
 
+/**
+ * SPEC R4: a limit stops a run once. After `stopping`, a run never thinks, runs tools or
+ * prepares again (only `concluding`, `validating` its answer, or a final state), and never
+ * passes `stopping` a second time: the final answer of 'generate' is not corrected.
+ */
+export function stopBoundViolations(graph: ChainGraph): Violation[] {
+  const violations: Violation[] = [];
+  for (const snapshot of allSnapshots(graph)) {
+    const { limitReached } = snapshot.context;
+    if (
+      limitReached &&
+      ['idle', 'preparing', 'thinking', 'doing'].some((s) => snapshot.matches(s as 'idle'))
+    ) {
+      violations.push({
+        property: 'stop-bound',
+        detail: `in ${String(snapshot.value)} after ${limitReached} stopped the run: ${serializeChainState(snapshot)}`,
+      });
+    }
+  }
+  for (const [before, next, event] of passages(graph)) {
+    if (next.matches('stopping') && before.context.limitReached !== undefined) {
+      violations.push({
+        property: 'stop-bound',
+        detail: `stopping again from ${serializeChainState(before)} on ${eventName(event)}`,
+      });
+    }
+  }
+  return violations;
+}
+
+/**
+ * SPEC R4: the time limit bounds the run until a limit stops it; the final call of
+ * 'generate' is not bounded. The time limit fires only from thinking, doing or validating,
+ * and after a stop it changes nothing.
+ */
+export function timeLimitViolations(graph: ChainGraph): Violation[] {
+  return graph.edges
+    .filter((edge) => edge.event.type === TIME_LIMIT_EVENT)
+    .flatMap((edge) => {
+      const { from, to } = edge;
+      const stopped = from.context.limitReached !== undefined;
+      const moved = graph.keyOf(from) !== graph.keyOf(to);
+      const fires = ['thinking', 'doing', 'validating'].some((s) => from.matches(s as 'thinking'));
+      if (stopped ? !moved : fires && to.context.limitReached === 'maxExecutionTime') return [];
+      return [
+        {
+          property: 'time-limit',
+          detail: `${eventName(edge.event)} from ${serializeChainState(from)} led to ${serializeChainState(to)}`,
+        },
+      ];
+    });
+}
+
 const isFinal = (snapshot: ChainSnapshot) => snapshot.status === 'done';
-const isAbort = (event: ChainEvent) => event.type === 'ABORT';
+const isAbort = (event: ChainPathEvent) => event.type === 'ABORT';
 
 /** The D3 reachability properties of the chain, weakest first. */
-export const REACHABILITY_CHECKS: readonly ReachabilityCheck<ChainSnapshot, ChainEvent>[] = [
+export const REACHABILITY_CHECKS: readonly ReachabilityCheck<ChainSnapshot, ChainPathEvent>[] = [
   { property: 'final-reachable', isTarget: isFinal },
   // ABORT alone takes every state that is not final to `failed`: without it the check says more.
   { property: 'final-reachable-without-abort', isTarget: isFinal, skipEvent: isAbort },
+  // From a state with tokens left. A run that spent its budget exactly can only fail, unless
+  // a direct return answers without another model call (the exactBudget config shows both).
   {
     property: 'success-reachable-without-abort',
     isTarget: (snapshot) => snapshot.matches('succeeded'),
-    from: (snapshot) => !isFinal(snapshot),
+    from: (snapshot) =>
+      !isFinal(snapshot) && snapshot.context.usage.totalTokens < snapshot.context.config.maxTokens,
     skipEvent: isAbort,
   },
 ];
 
-/** Every D3 property at once: what a broken machine must make non-empty. */
+/** Every graph property at once: what a broken machine must make non-empty. */
 export function graphViolations(
   machine: ChainMachine = chainMachine,
   config: ChainConfig = PATH_CONFIG,
 ): Violation[] {
   const graph = chainGraph(machine, config);
   const visited = visitedStateNodes(graph);
-  const missing = STATE_NODES.filter((node) => !visited.has(node));
+  // Only the final call of 'generate' concludes.
+  const expected = STATE_NODES.filter(
+    (node) => node !== 'concluding' || config.earlyStopping === 'generate',
+  );
+  const missing = expected.filter((node) => !visited.has(node));
   return [
     ...doingBoundViolations(graph, config),
+    ...stopBoundViolations(graph),
+    ...timeLimitViolations(graph),
     ...REACHABILITY_CHECKS.flatMap((check) => reachabilityViolations(graph, check)),
     ...missing.map((node) => ({ property: 'state-covered', detail: `${node} is never entered` })),
   ];
-}
-
-// ---------------------------------------------------------------------------------------------
-// Replay: a path against a real actor whose `effects` host the test answers step by step.
-
-/** The `effects` host as a script: it keeps each request until the test answers it. */
-export class EffectsDriver {
-  /** Requests not answered yet, in arrival order. */
-  readonly pending: ChainEffectRequest[] = [];
-  started = false;
-  stopped = false;
-  #sendBack: ((event: ChainEvent) => void) | undefined;
-
-  readonly logic = fromCallback<ChainEffectRequest>(({ sendBack, receive }) => {
-    this.started = true;
-    this.#sendBack = sendBack;
-    receive((request) => this.pending.push(request));
-    return () => {
-      // The run ended (final state): whatever it still waited for is dropped with it.
-      this.stopped = true;
-      this.pending.length = 0;
-    };
-  });
-
-  /** Answers the one pending request of `type` with `event`, as the real host would. */
-  answer(event: ChainEvent): void {
-    const type = event.type.split('.')[0];
-    const requests = this.pending.filter((request) => request.type === type);
-    if (requests.length !== 1 || !this.#sendBack) {
-      throw new Error(
-        `cannot answer ${event.type}: ${requests.length} pending ${type} request(s), ` +
-          `pending: [${this.pending.map((r) => r.type).join(', ')}]`,
-      );
-    }
-    this.pending.splice(this.pending.indexOf(requests[0] as ChainEffectRequest), 1);
-    this.#sendBack(event);
-  }
-}
-
-/** The part of a snapshot a path step must agree on. */
-function observed(snapshot: ChainSnapshot) {
-  const { context } = snapshot;
-  return {
-    value: snapshot.value,
-    status: snapshot.status,
-    iterations: context.iterations,
-    warned: context.warned,
-    tokens: context.usage.totalTokens,
-    failure: context.failure?.code,
-    steps: context.steps.length,
-  };
-}
-
-/** The request the state a snapshot rests in must have sent, built from the snapshot. */
-function expectedRequests(snapshot: ChainSnapshot): unknown[] {
-  const { context } = snapshot;
-  if (snapshot.matches('thinking')) {
-    return [
-      {
-        type: 'callModel',
-        input: { messages: context.request.toJSON(), iteration: context.iterations },
-      },
-    ];
-  }
-  if (snapshot.matches('doing')) {
-    const blocked = new Set(context.blockedResults.map((r) => r.toolCallId));
-    const calls = context.toolCalls.filter((call) => !blocked.has(call.id));
-    return [{ type: 'executeTools', input: { calls } }];
-  }
-  if (snapshot.matches('validating')) {
-    const text = context.response ? responseText(context.response) : '';
-    return [{ type: 'validateResult', input: { text } }];
-  }
-  return [];
-}
-
-/** Every transition the chain defines, by `transitionName`. */
-export function chainTransitionNames(machine: ChainMachine = chainMachine): string[] {
-  return allTransitionNames(machine);
-}
-
-export interface ReplayResult {
-  /** The transitions the real actor took, by `transitionName`. */
-  readonly transitions: ReadonlySet<string>;
-}
-
-/**
- * Replays `path` on a real actor: the first step starts it; each later step answers the
- * request the event belongs to through the `effects` host (or sends ABORT from outside); after
- * every step the actor must agree with the path's snapshot, and the host must hold exactly the
- * request that state makes, with the input its context implies.
- */
-export async function replayPath(
-  path: ChainPath,
-  machine: ChainMachine = chainMachine,
-  config: ChainConfig = PATH_CONFIG,
-): Promise<ReplayResult> {
-  const driver = new EffectsDriver();
-  const transitions = new Set<string>();
-  const actor = createActor(machine.provide({ actors: { effects: driver.logic } }), {
-    input: pathInput(config),
-    inspect: (event) => {
-      if (event.type === '@xstate.microstep') {
-        for (const t of event._transitions) transitions.add(transitionName(t));
-      }
-    },
-  });
-  try {
-    for (const [i, step] of path.steps.entries()) {
-      const event = step.event as ChainEvent | { type: 'xstate.init' };
-      const where = `step ${i} (${eventName(event)})`;
-      if (event.type === 'xstate.init') actor.start();
-      else if (event.type === 'ABORT') actor.send(event);
-      else driver.answer(event);
-      await flush();
-      expect(observed(actor.getSnapshot()), where).toEqual(observed(step.state));
-      expect(json(driver.pending), `${where}: requests waiting for an answer`).toEqual(
-        json(expectedRequests(step.state)),
-      );
-    }
-    const end = actor.getSnapshot();
-    expect(end.status, 'after the last step').toBe(path.state.status);
-    if (end.status === 'done') {
-      expect(driver.stopped, 'the effects host stops with the run').toBe(driver.started);
-      expect(json(end.output), 'output').toEqual(json(path.state.output));
-    }
-  } finally {
-    actor.stop();
-  }
-  return { transitions };
 }

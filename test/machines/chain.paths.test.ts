@@ -1,101 +1,147 @@
 import { responseToolCalls } from 'statecraft';
 import { describe, expect, it } from 'vitest';
 import { chainMachine } from '../../machines/chain.js';
+import { EARLY_STOP_MESSAGE } from '../../machines/early-stopping.js';
 import {
   type ChainPath,
   chainGraph,
-  chainTransitionNames,
   doingBoundViolations,
   eventName,
   graphViolations,
   PATH_CONFIG,
+  PATH_CONFIGS,
+  type PathConfigName,
   pathName,
   REACHABILITY_CHECKS,
   reachabilityViolations,
-  replayPath,
   STATE_NODES,
   simplePaths,
+  stopBoundViolations,
+  TIME_LIMIT_EVENT,
+  timeLimitViolations,
   visitedStateNodes,
 } from './chain-graph.js';
+import { chainTransitionNames, replayPath } from './chain-replay.js';
 
-// SPEC D2 / D3: the chain machine walked path by path with xstate/graph, and properties
-// proven on its graph. Traversal applies the effects' answer events to snapshots; replay runs
-// a real actor whose `effects` host the test answers step by step. See chain-graph.ts.
+// SPEC D2 / D3 (and R4): the chain machine walked path by path with xstate/graph, under one
+// configuration per option family, and properties proven on its graphs. Traversal applies the
+// effects' answer events to snapshots; replay runs a real actor whose `effects` host the test
+// answers step by step. See chain-graph.ts and chain-replay.ts.
 
-const paths = simplePaths();
-const finalPaths = paths.filter((path) => path.state.status === 'done');
-const graph = chainGraph();
-
-// The transitions no path under PATH_CONFIG takes, and why. Anything else untaken fails.
-const UNTAKEN: Record<string, string> = {
-  // Only when the run starts over a limit (maxIterations <= 0, or maxTokens <= 0): covered by
-  // its own test below.
-  'idle always#1 → failed': 'a run that starts over a limit',
-  // Only when an answer lands exactly on maxTokens and its tools then run: the path limits'
-  // token costs never sum to the budget; test/chain/c03-limits.test.ts covers it.
-  'doing executeTools.done#1 → failed': 'a tool step that starts with the budget exactly spent',
+const walks = Object.entries(PATH_CONFIGS).map(([name, config]) => {
+  const paths = simplePaths(chainMachine, config);
+  return {
+    name: name as PathConfigName,
+    config,
+    paths,
+    finalPaths: paths.filter((path) => path.state.status === 'done'),
+    graph: chainGraph(chainMachine, config),
+  };
+});
+const walk = (name: PathConfigName) => walks.find((w) => w.name === name) as (typeof walks)[0];
+const base = walk('base');
+const allFinalPaths = walks.flatMap((w) => w.finalPaths.map((path) => ({ ...w, path })));
+const named = (name: PathConfigName, path: string) => {
+  const found = walk(name).finalPaths.find((p) => pathName(p) === path);
+  if (!found) throw new Error(`no path '${path}' under ${name}`);
+  return found;
 };
 
-describe(`chain machine: ${paths.length} simple paths (${finalPaths.length} end in a final state)`, () => {
-  it('has the graph these limits give (update the counts when the machine changes on purpose)', () => {
-    expect({
-      simplePaths: paths.length,
-      finalPaths: finalPaths.length,
-      vertices: graph.vertices.size,
-      edges: graph.edges.length,
-    }).toEqual({ simplePaths: 31, finalPaths: 24, vertices: 31, edges: 30 });
+// The transitions no path under the PATH_CONFIGS takes, and why. Anything else untaken fails.
+const UNTAKEN: Record<string, string> = {
+  // Only when the run starts over a limit (maxIterations <= 0, or maxTokens <= 0), which the
+  // options refuse: covered by its own test below.
+  'idle always#1 → failed': 'a run that starts over a limit',
+};
+
+describe(`chain machine: ${walks.map((w) => `${w.name} ${w.paths.length}`).join(', ')} simple paths`, () => {
+  it('has the graphs these limits give (update the counts when the machine changes on purpose)', () => {
+    const counts = Object.fromEntries(
+      walks.map((w) => [
+        w.name,
+        [w.paths.length, w.finalPaths.length, w.graph.vertices.size, w.graph.edges.length],
+      ]),
+    );
+    // [simple paths, final paths, vertices, edges]
+    expect(counts).toEqual({
+      base: [31, 24, 31, 30],
+      timeLimit: [38, 31, 38, 37],
+      force: [38, 31, 38, 37],
+      generate: [158, 126, 155, 182],
+      returnDirect: [73, 58, 73, 72],
+      exactBudget: [94, 76, 92, 104],
+    });
     // Every simple path that does not end in a final state is a prefix of one that does.
     const eventsOf = (path: ChainPath) => path.steps.map((step) => eventName(step.event));
-    const complete = finalPaths.map(eventsOf);
-    for (const path of paths) {
-      const events = eventsOf(path);
-      expect(
-        complete.some((full) => events.every((event, i) => full[i] === event)),
-        pathName(path),
-      ).toBe(true);
+    for (const { paths, finalPaths } of walks) {
+      const complete = finalPaths.map(eventsOf);
+      for (const path of paths) {
+        const events = eventsOf(path);
+        expect(
+          complete.some((full) => events.every((event, i) => full[i] === event)),
+          pathName(path),
+        ).toBe(true);
+      }
     }
   });
 
-  describe('replay on a real actor', () => {
-    for (const path of paths) {
-      it(pathName(path), async () => {
-        await replayPath(path);
-      });
-    }
-  });
+  for (const { name, config, paths } of walks) {
+    describe(`replay on a real actor: ${name}`, () => {
+      for (const path of paths) {
+        it(pathName(path), async () => {
+          await replayPath(path, chainMachine, config);
+        });
+      }
+    });
+  }
 
   describe('graph properties (SPEC D3)', () => {
     it('never is in doing, nor enters it, once iterations reach maxIterations', () => {
-      expect(doingBoundViolations(graph, PATH_CONFIG)).toEqual([]);
-      // The bound is tight: doing is reached, at the last iteration that still allows it.
-      const doing = [...graph.vertices.values()].filter((s) => s.matches('doing'));
-      expect(doing.map((s) => s.context.iterations)).toEqual([PATH_CONFIG.maxIterations - 1]);
+      for (const { name, config, graph } of walks) {
+        expect(doingBoundViolations(graph, config), name).toEqual([]);
+        // The bound is tight: doing is reached, at the last iteration that still allows it.
+        const doing = [...graph.vertices.values()].filter((s) => s.matches('doing'));
+        expect(new Set(doing.map((s) => s.context.iterations)), name).toEqual(
+          new Set([config.maxIterations - 1]),
+        );
+      }
     });
 
     it('still holds with more room (maxIterations 3 and 4)', () => {
-      for (const maxIterations of [3, 4]) {
-        const config = { ...PATH_CONFIG, maxIterations };
-        expect(graphViolations(chainMachine, config), `maxIterations ${maxIterations}`).toEqual([]);
+      for (const { name, config } of walks) {
+        for (const maxIterations of [3, 4]) {
+          expect(
+            graphViolations(chainMachine, { ...config, maxIterations }),
+            `${name}, maxIterations ${maxIterations}`,
+          ).toEqual([]);
+        }
       }
     });
 
     for (const check of REACHABILITY_CHECKS) {
       it(`every reachable state can reach the target: ${check.property}`, () => {
-        expect(reachabilityViolations(graph, check)).toEqual([]);
+        for (const { name, graph } of walks) {
+          expect(reachabilityViolations(graph, check), name).toEqual([]);
+        }
       });
     }
 
     it('reaches both final states, and enters every state node', () => {
-      const ends = new Set(finalPaths.map((path) => String(path.state.value)));
-      expect([...ends].sort()).toEqual(['failed', 'succeeded']);
-      expect([...visitedStateNodes(graph)].sort()).toEqual([...STATE_NODES].sort());
-      // Failure codes reached under these limits: all five.
-      const codes = new Set(finalPaths.map((path) => path.state.context.failure?.code));
+      for (const { name, finalPaths } of walks) {
+        const ends = new Set(finalPaths.map((path) => String(path.state.value)));
+        expect([...ends].sort(), name).toEqual(['failed', 'succeeded']);
+      }
+      const visited = new Set(walks.flatMap((w) => [...visitedStateNodes(w.graph)]));
+      expect([...visited].sort()).toEqual([...STATE_NODES].sort());
+      expect(visitedStateNodes(base.graph).has('stopping')).toBe(true);
+      // Failure codes reached under these limits: all six.
+      const codes = new Set(allFinalPaths.map(({ path }) => path.state.context.failure?.code));
       expect([...codes].sort()).toEqual([
         'ABORTED',
         'CHAIN_ERROR',
         'MODEL_ERROR',
         'PROTOCOL_ERROR',
+        'TIMEOUT',
         'TOKEN_LIMIT',
         undefined,
       ]);
@@ -107,7 +153,7 @@ describe(`chain machine: ${paths.length} simple paths (${finalPaths.length} end 
         (path.state.output?.mutationLog ?? [])
           .flat()
           .filter((m) => m.type === 'systemNote' && m.content === prompt).length;
-      for (const path of finalPaths) {
+      for (const path of base.finalPaths) {
         const { context } = path.state;
         // Generation 2 is always made after the iteration warning (threshold -1 of 2).
         expect(notes(path, iterations?.prompt), pathName(path)).toBe(
@@ -116,15 +162,17 @@ describe(`chain machine: ${paths.length} simple paths (${finalPaths.length} end 
         // The token warning (at 50) is given only when a generation follows one that crossed it.
         expect(notes(path, tokens?.prompt), pathName(path)).toBe(context.warned.tokens ? 1 : 0);
       }
-      expect(finalPaths.filter((path) => path.state.context.warned.tokens).length).toBeGreaterThan(
-        0,
-      );
+      expect(
+        base.finalPaths.filter((path) => path.state.context.warned.tokens).length,
+      ).toBeGreaterThan(0);
     });
 
     it('takes every transition the machine defines, but the ones known untaken', async () => {
       const taken = new Set<string>();
-      for (const path of paths) {
-        for (const t of (await replayPath(path)).transitions) taken.add(t);
+      for (const { config, paths } of walks) {
+        for (const path of paths) {
+          for (const t of (await replayPath(path, chainMachine, config)).transitions) taken.add(t);
+        }
       }
       const untaken = chainTransitionNames().filter((name) => !taken.has(name));
       expect(untaken.sort()).toEqual(Object.keys(UNTAKEN).sort());
@@ -145,6 +193,105 @@ describe(`chain machine: ${paths.length} simple paths (${finalPaths.length} end 
     });
   });
 
+  describe('SPEC R4 on the graph', () => {
+    it('stops a run once: nothing thinks or runs tools after stopping, nor stops twice', () => {
+      for (const { name, graph } of walks) expect(stopBoundViolations(graph), name).toEqual([]);
+    });
+
+    it('bounds the run by maxExecutionTime until a limit stops it, but not its final call', () => {
+      for (const { name, graph } of walks) expect(timeLimitViolations(graph), name).toEqual([]);
+      // The timer is offered in concluding, and changes nothing there.
+      const { graph } = walk('generate');
+      const inConcluding = graph.edges.filter(
+        (edge) => edge.event.type === TIME_LIMIT_EVENT && edge.from.matches('concluding'),
+      );
+      expect(inConcluding.length).toBeGreaterThan(0);
+    });
+
+    it('fails with TIMEOUT in thinking, doing or validating without earlyStopping', () => {
+      for (const path of [
+        'timeLimit ⇒ failed',
+        'toolCall → timeLimit ⇒ failed',
+        'answer → timeLimit ⇒ failed',
+      ]) {
+        expect(named('timeLimit', path).state.output, path).toMatchObject({
+          status: 'failed',
+          failure: { code: 'TIMEOUT', limit: 60_000 },
+        });
+      }
+      // Cut short in doing, the generation is still a step: the steps' usage is the run's.
+      const cut = named('timeLimit', 'toolCall → timeLimit ⇒ failed').state.output;
+      expect(cut?.steps.map((s) => s.iteration)).toEqual([1]);
+    });
+
+    it("'force' ends every limit in succeeded, with the stop message", () => {
+      const forced = walk('force').finalPaths.filter((p) => p.state.context.limitReached);
+      expect(new Set(forced.map((p) => p.state.context.limitReached))).toEqual(
+        new Set(['maxIterations', 'maxExecutionTime']),
+      );
+      for (const path of forced) {
+        expect(path.state.output, pathName(path)).toMatchObject({
+          status: 'succeeded',
+          result: EARLY_STOP_MESSAGE,
+          text: EARLY_STOP_MESSAGE,
+          stopped: { reason: path.state.context.limitReached, method: 'force' },
+        });
+      }
+      // The calls the limit cut off are answered in the transcript as not run.
+      const output = named('force', 'answer → invalid → toolCall ⇒ succeeded').state.output;
+      expect(output?.transcript.toArray().at(-1)).toMatchObject({ role: 'tool', success: false });
+    });
+
+    it("'generate' concludes with one call after either limit, and fails a bad final answer", () => {
+      const { finalPaths } = walk('generate');
+      const concluded = finalPaths.filter(
+        (p) => p.state.output?.status === 'succeeded' && p.state.context.limitReached,
+      );
+      expect(new Set(concluded.map((p) => p.state.context.limitReached))).toEqual(
+        new Set(['maxIterations', 'maxExecutionTime']),
+      );
+      for (const path of concluded) {
+        expect(path.state.output, pathName(path)).toMatchObject({
+          stopped: { method: 'generate' },
+        });
+      }
+      expect(
+        named('generate', 'answer → invalid → toolCall → answer → invalid ⇒ failed').state.context
+          .failure,
+      ).toMatchObject({
+        code: 'PROTOCOL_ERROR',
+      });
+      expect(
+        named('generate', 'timeLimit → callsOnly ⇒ failed').state.context.failure?.message,
+      ).toMatch(/has no text/);
+      // Text with calls answers: the calls, which could not run, are dropped.
+      const dropped = named('generate', 'timeLimit → toolCall → valid ⇒ succeeded').state.output;
+      expect(dropped?.transcript.toArray().at(-1)).toMatchObject({
+        role: 'assistant',
+        toolCalls: [],
+      });
+    });
+
+    it('returns one successful returnDirect call directly, and nothing else', () => {
+      const direct = named('returnDirect', 'toolCall → toolsDone → valid ⇒ succeeded').state.output;
+      expect(direct).toMatchObject({ status: 'succeeded', text: 'Paris', iterations: 1 });
+      expect(direct?.intermediateSteps).toHaveLength(1);
+      for (const path of [
+        'twoCalls → toolsDone → answer → valid ⇒ succeeded',
+        'toolCall → toolsFailed → answer → valid ⇒ succeeded',
+      ]) {
+        expect(named('returnDirect', path).state.output?.iterations, path).toBe(2);
+      }
+    });
+  });
+
+  it('keeps its context at 19 keys at most, where XState copies it at full speed', () => {
+    // See ChainContext: with 20 keys each assign makes a dictionary-mode copy, ~10× slower.
+    for (const snapshot of [...base.graph.vertices.values()]) {
+      expect(Object.keys(snapshot.context).length).toBeLessThanOrEqual(19);
+    }
+  });
+
   // The checks must be able to fail: the same checks on deliberately broken copies.
   describe('on broken machines the checks fail', () => {
     // canDo without the iteration limit: tools run after the last allowed generation.
@@ -162,10 +309,7 @@ describe(`chain machine: ${paths.length} simple paths (${finalPaths.length} end 
     });
 
     it('replay fails where the broken machine leaves the path', async () => {
-      const path = finalPaths.find(
-        (p) => pathName(p) === 'answer → invalid → toolCall ⇒ failed',
-      ) as ChainPath;
-      expect(path).toBeDefined();
+      const path = named('base', 'answer → invalid → toolCall ⇒ failed');
       await replayPath(path); // the real machine follows it
       await expect(replayPath(path, unbounded)).rejects.toThrow(/step 3 \(toolCall\)/);
     });
@@ -174,6 +318,38 @@ describe(`chain machine: ${paths.length} simple paths (${finalPaths.length} end 
       const neverSucceeds = chainMachine.provide({ guards: { canSucceed: () => false } });
       const properties = new Set(graphViolations(neverSucceeds).map((v) => v.property));
       expect([...properties].sort()).toEqual(['state-covered', 'success-reachable-without-abort']);
+    });
+
+    it('reports the final call bounded when the time limit ignores that the run stopped', () => {
+      const always = chainMachine.provide({
+        guards: {
+          hasExecutionTimeLimit: ({ context }) => context.config.maxExecutionTime !== undefined,
+        },
+      });
+      const properties = new Set(
+        graphViolations(always, PATH_CONFIGS.generate).map((v) => v.property),
+      );
+      // It concludes again and again: the traversal stops it, so reachability fails too.
+      expect(properties).toContain('stop-bound');
+      expect(properties).toContain('time-limit');
+    });
+
+    it('reports a second stop when the final answer may be corrected', () => {
+      const corrected = chainMachine.provide({ guards: { isFinalAnswer: () => false } });
+      const config = { ...PATH_CONFIGS.generate, maxIterations: 3 };
+      const properties = new Set(graphViolations(corrected, config).map((v) => v.property));
+      expect([...properties]).toContain('stop-bound');
+    });
+
+    it('replay fails when a two-call step returns directly', async () => {
+      const eager = chainMachine.provide({
+        guards: { isDirectReturn: ({ context }) => context.toolCalls.length > 0 },
+      });
+      const path = named('returnDirect', 'twoCalls → toolsDone → answer → valid ⇒ succeeded');
+      await replayPath(path, chainMachine, PATH_CONFIGS.returnDirect);
+      await expect(replayPath(path, eager, PATH_CONFIGS.returnDirect)).rejects.toThrow(
+        /step 2 \(toolsDone\)/,
+      );
     });
   });
 });
