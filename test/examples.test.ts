@@ -33,3 +33,21 @@ describe('README quickstart', () => {
     expect(stdout).toContain('result: { answer: 5 }');
   }, 30_000);
 });
+
+describe('README composition example', () => {
+  it('shows examples/compose.ts as it is, and the run tree and answer it really prints', async () => {
+    const [readme, source] = await Promise.all([
+      readFile('README.md', 'utf8'),
+      readFile('examples/compose.ts', 'utf8'),
+    ]);
+    expect(blockAfter(readme, 'compose:code')).toBe(source);
+    const { stdout } = await run('node', [
+      '--conditions=statecraft-source',
+      '--import',
+      'tsx',
+      'examples/compose.ts',
+    ]);
+    expect(stdout).toBe(blockAfter(readme, 'compose:output'));
+    expect(stdout).toContain('[priority] On it. ({"topic":"billing","urgent":true})');
+  }, 30_000);
+});

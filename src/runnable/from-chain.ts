@@ -16,7 +16,7 @@ import { createRunnable, type Runnable } from './runnable.js';
  */
 export function fromChain<T>(
   chain: Chain<T>,
-  name = 'chain',
+  name = chain.name,
 ): Runnable<string | ChainRunInput, ChainResult<T>> {
   return createRunnable<string | ChainRunInput, ChainResult<T>>({
     name,

@@ -14,7 +14,7 @@ import { createRunnable, type Runnable } from './runnable.js';
  */
 export function fromToolLoop(
   loop: ToolLoop,
-  name = 'tool-loop',
+  name = loop.name,
 ): Runnable<string | ToolLoopRunInput, ToolLoopResult> {
   return createRunnable<string | ToolLoopRunInput, ToolLoopResult>({
     name,

@@ -6,7 +6,13 @@ import type { JsonSchema, LanguageModel, ResponseFormat } from '../model/languag
 import type { StandardSchema } from '../structured/output-schema.js';
 import type { AnyTool } from '../tools/define-tool.js';
 import type { RemoteToolExecutor } from '../tools/remote-executor.js';
-import { checkModel, integerAtLeast, optionalDelay, optionalPositive } from './option-checks.js';
+import {
+  checkModel,
+  integerAtLeast,
+  optionalDelay,
+  optionalPositive,
+  runName,
+} from './option-checks.js';
 
 /** The seed's default note for tool results (SPEC C5). */
 export const DEFAULT_TOOL_RESPONSE_INSTRUCTIONS =
@@ -21,6 +27,8 @@ export type ValidateResult<T> = (
 
 export interface ChainOptions<T = string> {
   readonly model: LanguageModel;
+  /** The chain's name in callbacks and run events (default `'chain'`). */
+  readonly name?: string;
   readonly tools?: readonly AnyTool[];
   readonly systemPrompt?: string;
   readonly baseInstruction?: string;
@@ -128,6 +136,7 @@ export function chainConfig(
   tools: readonly AnyTool[],
 ): ChainConfig {
   checkModel('model', options.model);
+  runName('name', options.name, 'chain');
   const maxIterations = integerAtLeast('maxIterations', options.maxIterations, 1, 10);
   const maxTokens = integerAtLeast('maxTokens', options.maxTokens, 1, 128_000);
   optionalPositive('toolConcurrency', options.toolConcurrency, true);

@@ -122,6 +122,8 @@ type PartListener = (part: StreamPart, iteration: number) => void;
 
 export interface Chain<T> {
   /** The machine with this chain's actors provided: invoke it from your own machines; its output's `result` is a T. */
+  /** `options.name`, or `'chain'`: how callbacks and run events call it. */
+  readonly name: string;
   readonly machine: ChainMachine<T>;
   /** The input `machine` expects for a run: your messages plus this chain's config. */
   input(run: string | ChainRunInput): ChainInput;
@@ -381,6 +383,7 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
   }
 
   return {
+    name: options.name ?? 'chain',
     machine,
     input,
     invoke,

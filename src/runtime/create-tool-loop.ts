@@ -134,6 +134,8 @@ export interface ToolLoopPartialResult extends PartialResult {
 
 export interface ToolLoop {
   /** The machine with this loop's actors provided: invoke it from your own machines. */
+  /** `options.name`, or `'tool-loop'`: how callbacks and run events call it. */
+  readonly name: string;
   readonly machine: typeof toolLoopMachine;
   /** The input `machine` expects for a run. */
   input(run: string | ToolLoopRunInput): ToolLoopInput;
@@ -379,6 +381,7 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
   }
 
   return {
+    name: options.name ?? 'tool-loop',
     machine,
     input,
     invoke,

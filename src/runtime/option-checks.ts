@@ -3,6 +3,15 @@ import type { LanguageModel } from '../model/language-model.js';
 
 // Checks shared by every runtime's options: each throws a ConfigError naming the option.
 
+/** A name for callbacks and stream events: a non-empty string, or `fallback`. */
+export function runName(option: string, value: unknown, fallback: string): string {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new ConfigError(option, `must be a non-empty string; got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
 /** An integer >= `min`, or `fallback` when not given. */
 export function integerAtLeast(
   option: string,

@@ -4,7 +4,13 @@ import type { LanguageModel } from '../model/language-model.js';
 import type { PlannerContext } from '../tool-loop/planner-context.js';
 import type { AnyTool } from '../tools/define-tool.js';
 import type { Chain } from './create-chain.js';
-import { checkModel, integerAtLeast, optionalDelay, optionalPositive } from './option-checks.js';
+import {
+  checkModel,
+  integerAtLeast,
+  optionalDelay,
+  optionalPositive,
+  runName,
+} from './option-checks.js';
 
 /**
  * A planner of your own: given the round's context (SPEC T3), return the plan as an object,
@@ -30,6 +36,8 @@ export type Responder = (
 export interface ToolLoopOptions {
   /** Plans each round (unless `planner` is given) and makes the final response. */
   readonly model?: LanguageModel;
+  /** The loop's name in callbacks and run events (default `'tool-loop'`). */
+  readonly name?: string;
   /** Replaces the default model planner. */
   readonly planner?: Planner;
   readonly tools?: readonly AnyTool[];
@@ -59,6 +67,7 @@ export function toolLoopConfig(
   tools: readonly AnyTool[],
 ): ToolLoopConfig {
   if (options.model !== undefined) checkModel('model', options.model);
+  runName('name', options.name, 'tool-loop');
   if (options.planner !== undefined && typeof options.planner !== 'function') {
     throw new ConfigError('planner', 'must be a function (context, { signal }) => plan');
   }

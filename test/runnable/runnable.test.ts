@@ -233,3 +233,22 @@ describe('Runnable: invoke, batch, stream (R1)', () => {
     expect(seen?.aborted).toBe(true);
   });
 });
+
+describe('names of chains and tool loops', () => {
+  it('are the name option in run events, and a bad one is refused naming it', async () => {
+    const chain = createChain({ name: 'summarize', model: new ScriptedModel([{ text: 'ok' }]) });
+    expect(chain.name).toBe('summarize');
+    const events = await collect(runnable(chain).stream('x'));
+    expect(events[0]).toMatchObject({
+      type: 'run-start',
+      run: { name: 'summarize', kind: 'chain' },
+    });
+    expect(createToolLoop({ model: new ScriptedModel([]) }).name).toBe('tool-loop');
+    expect(() => createChain({ name: '', model: new ScriptedModel([]) })).toThrow(
+      expect.objectContaining({ option: 'name' }),
+    );
+    expect(() => createToolLoop({ name: 3 as never, model: new ScriptedModel([]) })).toThrow(
+      /name/,
+    );
+  });
+});
