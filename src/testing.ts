@@ -20,7 +20,7 @@ export {
   type ReachWitness,
 } from './graph/can-reach.js';
 export type { Coverage, CoverageCount } from './graph/coverage.js';
-export type { ActorOutcomes, OfferedEvents } from './graph/events.js';
+export type { ActorOutcomes, ActorScript, OfferedEvents } from './graph/events.js';
 export { allSnapshots, type Edge, type MachineGraph } from './graph/machine-graph.js';
 export {
   generatePathTests,
@@ -35,7 +35,12 @@ export {
   reachabilityViolations,
   type Violation,
 } from './graph/reachability.js';
-export { type ChildCall, type PathReplay, PathReplayError } from './graph/replay.js';
+export {
+  type ChildCall,
+  type ChildCallOf,
+  type PathReplay,
+  PathReplayError,
+} from './graph/replay.js';
 export { stateNodePaths } from './graph/state-nodes.js';
 export {
   allTransitionNames,

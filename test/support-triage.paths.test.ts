@@ -1,6 +1,7 @@
 // SPEC D2/D3 on an app's own machine: every path of examples/support-triage's machine,
 // generated from the statechart with `statecraft/testing` and replayed on a real actor whose
-// three children (classify, research, draft) are settled step by step with scripted outcomes.
+// three children (classify, research, draft) are settled step by step with scripted outcomes,
+// and whose agent timeouts (`after`) fire on the replay's clock.
 import {
   type ChainInput,
   type ChainOptions,
@@ -24,7 +25,7 @@ import {
   type ScriptedTurn,
 } from 'statecraft/testing';
 import { describe, expect, it } from 'vitest';
-import { createActor, type SnapshotFrom, toPromise } from 'xstate';
+import { createActor, toPromise } from 'xstate';
 import { createTriageAgents, supportTools } from '../examples/support-triage/agents.js';
 import {
   createTriageMachine,
@@ -37,7 +38,6 @@ import { createScriptedModels, sampleTicket } from '../examples/support-triage/m
 // The agents' machines are never run here: every replay replaces them by their src.
 const agents = createTriageAgents(createScriptedModels());
 const machine = createTriageMachine(agents);
-type TriageSnapshot = SnapshotFrom<typeof machine>;
 
 // What the children may answer: outputs of real runs of small chains and loops on scripted
 // models, so every field the app does not read is what a real child reports. A failed run is
@@ -71,6 +71,11 @@ const outcomes = {
     planner: (_, { signal }) => new Promise((end) => signal.addEventListener('abort', end)),
     timeout: 1,
   }),
+  // A loop that makes no response and ran no tool: done, with nothing to report.
+  researchedNothing: await loopOutput({
+    respond: false,
+    planner: () => ({ nextAction: 'response' }),
+  }),
   drafted: await chainOutput({ model: answer({ text: REPLY }), resultCacheKey: 'reply' }),
 };
 
@@ -95,8 +100,9 @@ const options = {
       ],
       errors: [new Error('classifier crashed')],
     },
+    // done#0 findings, #1 the loop's own timeout (a failed run), #2 nothing found.
     research: {
-      outputs: [outcomes.researched, outcomes.researchTimedOut],
+      outputs: [outcomes.researched, outcomes.researchTimedOut, outcomes.researchedNothing],
       errors: [new Error('loop crashed')],
     },
     draft: { outputs: [outcomes.drafted, outcomes.failed], errors: [new Error('writer crashed')] },
@@ -107,11 +113,29 @@ const options = {
 
 const suite = generatePathTests(machine, options);
 
+// How many paths there are. A draft ends the path (it failed, crashed or timed out) or goes
+// to review: APPROVE, REJECT, or REVISE to a redraft, whose review allows no further REVISE
+// (maxRevisions 1), so its REVISE escalates.
+const drafting = (reviewPaths: number) => 3 + reviewPaths;
+const draftPaths = drafting(2 + drafting(3));
+// Research fails, crashes or times out, or goes on to a draft with findings or without.
+const researchPaths = 3 + 2 * draftPaths;
+// Classification fails, answers no triage, crashes or times out; billing and bug tickets are
+// researched, a how-to question goes straight to a draft.
+const PATH_COUNT = 4 + 2 * researchPaths + draftPaths;
+
 /** The text of the messages a scripted child was started with (the machine computed them). */
-const promptOf = (input: unknown): string =>
-  (input as ChainInput).messages
+const promptOf = (input: ChainInput): string =>
+  input.messages
     .flatMap((m) => (m.role === 'user' || m.role === 'system' ? [m.content] : []))
     .join('\n');
+
+/** The path that ends with `events` (by name), and where. */
+function pathNamed(name: string) {
+  const path = suite.paths.find((p) => p.name === name);
+  if (!path) throw new Error(`no path ${name}`);
+  return path;
+}
 
 describe('support triage: one test per generated path (SPEC D2)', () => {
   it('offers the children outcomes that are what they say', () => {
@@ -127,16 +151,21 @@ describe('support triage: one test per generated path (SPEC D2)', () => {
       failure: { code: 'TIMEOUT' },
     });
     expect(outcomes.drafted).toMatchObject({ intermediateResults: { reply: REPLY } });
+    expect(outcomes.researchedNothing).toMatchObject({
+      status: 'done',
+      response: undefined,
+      convergence: undefined,
+    });
   });
 
-  it('generates every path: 5 classifications and a crash, 3 research and 3 draft outcomes, 3 reviewer events', () => {
-    expect(suite.paths.length).toBe(34);
+  it('generates every path: 5 classifications and a crash, 4 research and 3 draft outcomes, 3 reviewer events, and each agent timing out', () => {
+    expect(suite.paths.length).toBe(PATH_COUNT);
   });
 
   for (const path of suite.paths) {
     it(path.name, async () => {
       const replay = await path.run();
-      const end = replay.snapshot as TriageSnapshot;
+      const end = replay.snapshot;
       // The replay itself checked every step against the model; these are the app's rules.
       if (end.value === 'sent') {
         expect(end.output).toMatchObject({
@@ -146,11 +175,12 @@ describe('support triage: one test per generated path (SPEC D2)', () => {
         });
       }
       if (end.value === 'escalated') expect(end.output?.status).toBe('escalated');
-      const researchedFirst = replay.calls.some((c) => c.id === 'research');
-      for (const [i, call] of replay.calls.filter((c) => c.id === 'draft').entries()) {
+      // Findings only from research that found some (done#0); else the draft is told so.
+      const found = path.name.includes('research:done#0');
+      for (const [i, call] of replay.calls.filter((c) => c.src === 'draftReply').entries()) {
         const prompt = promptOf(call.input);
-        // Every draft sees the findings of research, when there was research …
-        if (researchedFirst) expect(prompt).toContain(`Research findings:\n${FINDINGS}`);
+        // Every draft sees the findings of research, when there are findings …
+        if (found) expect(prompt).toContain(`Research findings:\n${FINDINGS}`);
         else expect(prompt).toContain('(none: answer from the product documentation)');
         // … and a redraft sees the reviewer's notes and the draft they were about.
         if (i > 0) expect(prompt).toContain('Reviewer notes:\n- Say when the refund arrives.');
@@ -160,6 +190,52 @@ describe('support triage: one test per generated path (SPEC D2)', () => {
   }
 });
 
+describe('support triage: what an escalation hands a person', () => {
+  it('an agent that never answers is stopped after agentTimeoutMs, and the ticket escalated', async () => {
+    for (const [state, agent] of [
+      ['classifying', 'the classifier'],
+      ['researching', 'research'],
+      ['drafting', 'the writer'],
+    ] as const) {
+      const path = suite.paths.find((p) =>
+        p.name.endsWith(`after:agentTimeout@${state} ⇒ escalated`),
+      );
+      if (!path) throw new Error(`no timeout path for ${state}`);
+      const replay = await path.run();
+      expect(replay.snapshot.output).toMatchObject({
+        status: 'escalated',
+        reason: `${agent} did not answer within 120000 ms`,
+      });
+      expect(replay.calls.at(-1)?.outcome).toBe('stopped');
+    }
+  });
+
+  it('after a redraft that failed, the last draft comes with the notes it does not address', async () => {
+    const notes = ['Say when the refund arrives.'];
+    for (const redraft of ['draft:done#1', 'draft:error#0', 'after:agentTimeout@drafting']) {
+      const replay = await pathNamed(
+        `classify:done#2 → draft:done#0 → REVISE → ${redraft} ⇒ escalated`,
+      ).run();
+      expect(replay.snapshot.output).toMatchObject({ status: 'escalated', draft: REPLY });
+      expect(
+        replay.snapshot.output?.status === 'escalated' && replay.snapshot.output.openNotes,
+      ).toEqual(notes);
+    }
+    // A REVISE past the limit: its notes are open too, and the reason counts in words.
+    const limit = await pathNamed(
+      'classify:done#2 → draft:done#0 → REVISE → draft:done#0 → REVISE ⇒ escalated',
+    ).run();
+    expect(limit.snapshot.output).toMatchObject({
+      reason: 'still not approved after 1 revision',
+      draft: REPLY,
+      openNotes: notes,
+    });
+    // A draft no reviewer asked to change has no open notes.
+    const rejected = await pathNamed('classify:done#2 → draft:done#0 → REJECT ⇒ escalated').run();
+    expect(rejected.snapshot.output).toMatchObject({ draft: REPLY, openNotes: [] });
+  });
+});
+
 describe('support triage: coverage and properties (SPEC D3)', () => {
   it('the paths enter every state and take every transition', async () => {
     const { states, transitions } = suite.coverage;
@@ -167,7 +243,7 @@ describe('support triage: coverage and properties (SPEC D3)', () => {
       `support triage: ${suite.paths.length} paths, states ${states.covered}/${states.total}, transitions ${transitions.covered}/${transitions.total}`,
     );
     expect(states).toEqual({ covered: 6, total: 6, missing: [] });
-    expect(transitions).toMatchObject({ covered: 14, total: 14, missing: [] });
+    expect(transitions).toMatchObject({ covered: 17, total: 17, missing: [] });
     // The real actors of the replays did too, not only the model.
     const replays: PathReplay[] = [];
     for (const path of suite.paths) replays.push(await path.run());

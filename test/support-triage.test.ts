@@ -3,7 +3,7 @@
 // Runs it end to end on the scripted models through its public factory, and as a script.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { ModelError, type ModelRequest } from 'statecraft';
+import { type LanguageModel, ModelError, type ModelRequest } from 'statecraft';
 import { ScriptedModel } from 'statecraft/testing';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { createActor, toPromise, waitFor } from 'xstate';
@@ -20,10 +20,14 @@ import { createScriptedModels, sampleTicket } from '../examples/support-triage/m
 async function runTicket(
   models: TriageModels,
   reviews: TriageEvent[],
-  { ticket = sampleTicket, maxRevisions }: { ticket?: Ticket; maxRevisions?: number } = {},
+  {
+    ticket = sampleTicket,
+    maxRevisions,
+    agentTimeoutMs,
+  }: { ticket?: Ticket; maxRevisions?: number; agentTimeoutMs?: number } = {},
 ) {
   const machine = createTriageMachine(createTriageAgents(models));
-  const actor = createActor(machine, { input: { ticket, maxRevisions } });
+  const actor = createActor(machine, { input: { ticket, maxRevisions, agentTimeoutMs } });
   const path: string[] = [];
   const pending = [...reviews];
   actor.subscribe((snapshot) => {
@@ -140,6 +144,43 @@ describe('examples/support-triage: the app machine end to end (SPEC R5)', () => 
     classifier.assertComplete();
   });
 
+  it('escalates a ticket whose agent does not answer in time, and cancels the call', async () => {
+    // A provider that never answers: its call ends only when aborted.
+    const aborted: boolean[] = [];
+    const hang = (signal: AbortSignal | undefined) =>
+      new Promise<never>((_, reject) =>
+        signal?.addEventListener('abort', () => {
+          aborted.push(true);
+          reject(signal.reason);
+        }),
+      );
+    const silent: LanguageModel = {
+      specificationVersion: new ScriptedModel([]).specificationVersion,
+      provider: 'silent',
+      modelId: 'silent',
+      generate: (_, options) => hang(options?.signal),
+      stream: (_, options) => ({
+        [Symbol.asyncIterator]: () => ({ next: () => hang(options?.signal) }),
+      }),
+    };
+    const models = { ...createScriptedModels(), writer: silent };
+    const started = Date.now();
+    const { path, output } = await runTicket(models, [], { agentTimeoutMs: 50 });
+
+    expect(path).toEqual(['classifying', 'researching', 'drafting', 'escalated']);
+    expect(output).toMatchObject({
+      status: 'escalated',
+      reason: 'the writer did not answer within 50 ms',
+      triage: { category: 'billing' },
+      draft: undefined,
+      openNotes: [],
+    });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    // Leaving `drafting` stopped the drafting chain, whose model call was aborted.
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(aborted).toEqual([true]);
+  });
+
   it('escalates a rejected draft, and a draft still revised past the limit', async () => {
     const rejected = await runTicket(createScriptedModels(), [
       { type: 'REJECT', reason: 'we do not refund annual plans' },
@@ -164,7 +205,9 @@ describe('examples/support-triage: the app machine end to end (SPEC R5)', () => 
     ]);
     expect(revisedTooOften.output).toMatchObject({
       status: 'escalated',
-      reason: 'still not approved after 1 revisions',
+      reason: 'still not approved after 1 revision',
+      // The reviewer's last notes go to the person who takes the ticket over.
+      openNotes: [revise.type === 'REVISE' && revise.notes],
     });
     expect(revisedTooOften.context.reviewedBy).toBeUndefined();
     expect(models.writer.callCount).toBe(2);

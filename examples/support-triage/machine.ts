@@ -2,7 +2,9 @@
 // structured output, researched by a tool loop, answered by a drafting chain, and sent only
 // after a human approves the draft. The three agents are invoked child actors; this machine
 // decides only what happens between them, with named guards and actions, so the whole flow
-// renders in the Stately inspector and its paths can be generated as tests.
+// renders in the Stately inspector and its paths can be generated as tests. An agent that
+// does not answer in time (a provider that hangs) hands the ticket to a person: an `after`
+// on each agent's state, which also stops the agent and so cancels its calls.
 import type { Chain, ChainOutput, ToolLoop, ToolLoopOutput } from 'statecraft';
 import { systemMessage, userMessage } from 'statecraft';
 import { assign, setup } from 'xstate';
@@ -27,6 +29,8 @@ export interface TriageInput {
   readonly ticket: Ticket;
   /** REVISE requests the reviewer may make before a further one escalates (default 2). */
   readonly maxRevisions?: number;
+  /** Milliseconds each agent (classify, research, draft) may take before escalation (default 120000). */
+  readonly agentTimeoutMs?: number;
 }
 
 /** The human reviewer's answers to a draft. */
@@ -39,6 +43,7 @@ export type TriageEvent =
 export interface TriageContext {
   readonly ticket: Ticket;
   readonly maxRevisions: number;
+  readonly agentTimeoutMs: number;
   readonly triage: Triage | undefined;
   /** What the chains cached for the chains after them (SPEC C9): triage fields, then the reply. */
   readonly intermediateResults: Readonly<Record<string, unknown>>;
@@ -48,6 +53,8 @@ export interface TriageContext {
   readonly revisions: number;
   /** Every REVISE note so far: the next draft must address them all. */
   readonly notes: readonly string[];
+  /** How many of `notes` the current draft was written with; the rest it does not address. */
+  readonly notesAddressed: number;
   /** Set by APPROVE only, so `sent` without a reviewer is a bug the path tests would catch. */
   readonly reviewedBy: string | undefined;
   readonly escalation: string | undefined;
@@ -68,7 +75,13 @@ export type TriageOutput =
       readonly ticketId: string;
       readonly reason: string;
       readonly triage: Triage | undefined;
+      /** The last draft written, if any: `openNotes` says what it does not address yet. */
       readonly draft: string | undefined;
+      /**
+       * The reviewer's notes the draft does not address: those of a redraft that failed or
+       * timed out, or of a REVISE past the limit. What the person taking over must change.
+       */
+      readonly openNotes: readonly string[];
     };
 
 export interface TriageAgents {
@@ -95,6 +108,26 @@ function failureOf(output: ChainOutput | ToolLoopOutput): string {
 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** `1 revision`, `2 revisions`. */
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
+/** An agent's state ends after context.agentTimeoutMs: the ticket goes to a person. */
+function timeout(agent: string) {
+  return {
+    agentTimeout: {
+      target: 'escalated' as const,
+      actions: {
+        type: 'escalate' as const,
+        params: ({ context }: { context: TriageContext }) => ({
+          reason: `${agent} did not answer within ${context.agentTimeoutMs} ms`,
+        }),
+      },
+    },
+  };
 }
 
 const DRAFT_INSTRUCTIONS =
@@ -136,6 +169,7 @@ export function createTriageMachine({ classify, research, draft }: TriageAgents)
       draftFailed: (_, { output }: { output: ChainOutput }) => output.status === 'failed',
       canRevise: ({ context }) => context.revisions < context.maxRevisions,
     },
+    delays: { agentTimeout: ({ context }) => context.agentTimeoutMs },
     actions: {
       recordTriage: assign((_, { output }: { output: ChainOutput }) => ({
         triage: triageOf(output),
@@ -143,17 +177,29 @@ export function createTriageMachine({ classify, research, draft }: TriageAgents)
       })),
       recordFindings: assign((_, { output }: { output: ToolLoopOutput }) => {
         if (output.status !== 'done') return {};
-        // The loop's answer cites its sources; without a final response, the results themselves.
+        // The loop's answer cites its sources; without a final response, the results
+        // themselves; with neither, no findings (the draft says it has none).
+        const text = output.response?.text;
+        if (text?.trim()) return { findings: text };
         const results = output.convergence?.actionResults ?? {};
-        return { findings: output.response?.text ?? JSON.stringify(results, null, 2) };
+        const found = Object.keys(results).length > 0;
+        return { findings: found ? JSON.stringify(results, null, 2) : undefined };
       }),
-      recordDraft: assign((_, { output }: { output: ChainOutput }) =>
+      recordDraft: assign(({ context }, { output }: { output: ChainOutput }) =>
         output.status === 'succeeded'
-          ? { draft: output.text, intermediateResults: output.intermediateResults }
+          ? {
+              draft: output.text,
+              notesAddressed: context.notes.length,
+              intermediateResults: output.intermediateResults,
+            }
           : {},
       ),
       recordRevisionNotes: assign(({ context }, { notes }: { notes: string }) => ({
         revisions: context.revisions + 1,
+        notes: [...context.notes, notes],
+      })),
+      // Past the limit the notes are not a revision, but the person taking over needs them.
+      recordOpenNotes: assign(({ context }, { notes }: { notes: string }) => ({
         notes: [...context.notes, notes],
       })),
       recordApproval: assign((_, { reviewer }: { reviewer: string }) => ({ reviewedBy: reviewer })),
@@ -164,12 +210,14 @@ export function createTriageMachine({ classify, research, draft }: TriageAgents)
     context: ({ input }) => ({
       ticket: input.ticket,
       maxRevisions: input.maxRevisions ?? 2,
+      agentTimeoutMs: input.agentTimeoutMs ?? 120_000,
       triage: undefined,
       intermediateResults: {},
       findings: undefined,
       draft: undefined,
       revisions: 0,
       notes: [],
+      notesAddressed: 0,
       reviewedBy: undefined,
       escalation: undefined,
     }),
@@ -215,6 +263,7 @@ export function createTriageMachine({ classify, research, draft }: TriageAgents)
             },
           },
         },
+        after: timeout('the classifier'),
       },
       researching: {
         invoke: {
@@ -250,6 +299,7 @@ export function createTriageMachine({ classify, research, draft }: TriageAgents)
             },
           },
         },
+        after: timeout('research'),
       },
       drafting: {
         invoke: {
@@ -283,6 +333,7 @@ export function createTriageMachine({ classify, research, draft }: TriageAgents)
             },
           },
         },
+        after: timeout('the writer'),
       },
       // Nothing is sent without a human: the machine waits here for the reviewer's event.
       awaitingReview: {
@@ -306,12 +357,15 @@ export function createTriageMachine({ classify, research, draft }: TriageAgents)
             // Revising forever helps nobody: past the limit a person takes the ticket over.
             {
               target: 'escalated',
-              actions: {
-                type: 'escalate',
-                params: ({ context }) => ({
-                  reason: `still not approved after ${context.maxRevisions} revisions`,
-                }),
-              },
+              actions: [
+                { type: 'recordOpenNotes', params: ({ event }) => ({ notes: event.notes }) },
+                {
+                  type: 'escalate',
+                  params: ({ context }) => ({
+                    reason: `still not approved after ${count(context.maxRevisions, 'revision')}`,
+                  }),
+                },
+              ],
             },
           ],
           REJECT: {
@@ -345,6 +399,7 @@ export function createTriageMachine({ classify, research, draft }: TriageAgents)
         reason: escalation ?? 'ended without an approved reply',
         triage,
         draft: reply,
+        openNotes: context.notes.slice(context.notesAddressed),
       };
     },
   });

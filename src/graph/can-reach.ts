@@ -5,10 +5,11 @@ import { stateName, stateNodePaths } from './state-nodes.js';
 import { type GraphOptions, type Traversal, traverse } from './traversal.js';
 
 // SPEC D3 for users' machines: is a state (or any snapshot a predicate picks) reachable
-// under the events and child outcomes offered? Breadth first over the traversal graph, so
-// the witness is a shortest one. Transient states count: the edges' microsteps are checked
-// too. A verdict holds only for the offered events and outcomes and only within the limits;
-// exceeding a limit is an error, never a "no".
+// under the events, child outcomes and delays offered? A breadth-first walk that stops at the
+// first hit, so the witness is a shortest one and a hit needs only the graph up to it (a hit
+// within the limits is a valid yes). Transient states count: each step's microsteps are
+// checked too. A "no" holds only for what was offered and needs the whole graph within the
+// limits; exceeding a limit is an error, never a "no".
 
 /** A state value (`'done'`, `'review.waiting'`) or a predicate on snapshots. */
 export type ReachTarget<S> = string | ((snapshot: S) => boolean);
@@ -50,7 +51,7 @@ export function assertCanReach<TMachine extends AnyStateMachine>(
   const result = search(machine, target, options, 'assertCanReach');
   if (!result.reachable) {
     throw new Error(
-      `assertCanReach: ${describe(target)} is not reachable: explored ${result.explored} snapshots (all that the offered events and child outcomes reach).`,
+      `assertCanReach: ${describe(target)} is not reachable: explored ${result.explored} snapshots, all that the offered events, child outcomes and delays reach. If it should be, check what is offered: \`events\` (the events from outside, per snapshot), \`actors\` (each invoke's outputs and errors) and \`delays\`.`,
     );
   }
   return result.path as ReachWitness<SnapshotFrom<TMachine>>;
@@ -92,39 +93,15 @@ function search(
       `${caller}: the machine has no state '${target}'; its states: ${stateNodePaths(machine).join(', ')}.`,
     );
   }
-  const t = traverse(machine, options as GraphOptions<AnyMachineSnapshot>, caller);
   const isTarget =
     typeof target === 'string'
       ? (s: AnyMachineSnapshot) => s.matches(target)
       : (target as (s: AnyMachineSnapshot) => boolean);
-  const explored = t.graph.vertices.size;
-  const start = t.graph.initialMicrosteps.find(isTarget);
-  if (start) return { reachable: true, path: witness(t, [], start), explored };
-
-  const parent = new Map<string, Edge<AnyMachineSnapshot, EventObject> | undefined>([
-    [t.initialKey, undefined],
-  ]);
-  const queue = [t.initialKey];
-  for (let key = queue.shift(); key !== undefined; key = queue.shift()) {
-    for (const edge of t.out.get(key) ?? []) {
-      const hit = edge.microsteps.find(isTarget);
-      if (hit) return { reachable: true, path: witness(t, [...pathTo(key), edge], hit), explored };
-      const next = t.graph.keyOf(edge.to);
-      if (!parent.has(next)) {
-        parent.set(next, edge);
-        queue.push(next);
-      }
-    }
-  }
-  return { reachable: false, explored };
-
-  function pathTo(key: string): Edge<AnyMachineSnapshot, EventObject>[] {
-    const path: Edge<AnyMachineSnapshot, EventObject>[] = [];
-    for (let edge = parent.get(key); edge; edge = parent.get(t.graph.keyOf(edge.from))) {
-      path.unshift(edge);
-    }
-    return path;
-  }
+  const t = traverse(machine, options as GraphOptions<AnyMachineSnapshot>, caller, isTarget);
+  const { explored, hit } = t;
+  return hit
+    ? { reachable: true, path: witness(t, hit.path, hit.state), explored }
+    : { reachable: false, explored };
 }
 
 function witness(

@@ -1,5 +1,4 @@
-import type { AnyMachineSnapshot, AnyStateMachine, EventObject } from 'xstate';
-import type { Edge, MachineGraph } from './machine-graph.js';
+import type { AnyMachineSnapshot, AnyStateMachine, AnyTransitionDefinition } from 'xstate';
 import type { PathReplay } from './replay.js';
 import { activeStateNodes, stateNodePaths } from './state-nodes.js';
 import { allTransitionNames, transitionName } from './transition-names.js';
@@ -39,25 +38,34 @@ function count(defined: readonly string[], seen: ReadonlySet<string>): CoverageC
   return { covered: defined.length - missing.length, total: defined.length, missing };
 }
 
-/** Coverage of paths over a traversal graph: the start, then every edge of every path. */
-export function pathsCoverage<S extends AnyMachineSnapshot>(
-  machine: AnyStateMachine,
-  graph: MachineGraph<S, EventObject>,
-  paths: readonly (readonly Edge<S, EventObject>[])[],
-): Coverage {
-  const states = new Set(graph.initialMicrosteps.flatMap(activeStateNodes));
-  const transitions = new Set(graph.initialTransitions.map((t) => transitionName(t, 'path')));
-  for (const edge of paths.flat()) {
-    for (const snapshot of edge.microsteps) {
+/** One step of a path as recomputed from the start: its microsteps and transitions. */
+export interface StepRecord {
+  readonly microsteps: readonly AnyMachineSnapshot[];
+  readonly transitions: readonly AnyTransitionDefinition[];
+}
+
+/**
+ * Coverage of paths from their steps, each recomputed from the start with the path's events
+ * (not from the graph's edges: a coarse serializeState merges snapshots, and an edge leaves
+ * from the first one found, which a path through the same vertex may not be in).
+ */
+export function stepsCoverage(machine: AnyStateMachine, steps: Iterable<StepRecord>): Coverage {
+  const states = new Set<string>();
+  const transitions = new Set<string>();
+  for (const step of steps) {
+    for (const snapshot of step.microsteps) {
       for (const node of activeStateNodes(snapshot)) states.add(node);
     }
-    for (const t of edge.transitions) transitions.add(transitionName(t, 'path'));
+    for (const t of step.transitions) transitions.add(transitionName(t, 'path'));
   }
   return coverageOf(machine, states, transitions);
 }
 
 /** Coverage of what real actors did in some replays. */
-export function replaysCoverage(machine: AnyStateMachine, replays: Iterable<PathReplay>): Coverage {
+export function replaysCoverage(
+  machine: AnyStateMachine,
+  replays: Iterable<Pick<PathReplay<unknown>, 'stateNodes' | 'transitions'>>,
+): Coverage {
   const states = new Set<string>();
   const transitions = new Set<string>();
   for (const replay of replays) {

@@ -63,7 +63,7 @@ export function scriptedSources(
       if (others.length > 0) {
         const other = others.map((s) => `'${s.id}' (in ${s.state})`).join(', ');
         throw new Error(
-          `${caller}: actors.${id}: its src '${site.src}' is also invoked as ${other}, which \`actors\` does not list. A replay replaces a src for all its invokes: list those ids too (with no outcomes, a child never settles).`,
+          `${caller}: actors.${id}: its src '${site.src}' is also invoked as ${other}, which \`actors\` does not list. A replay replaces a src for all its invokes: list those ids too ('never' for a child that never answers).`,
         );
       }
       const forSrc = sources.get(site.src) ?? [];
@@ -72,4 +72,40 @@ export function scriptedSources(
     }
   }
   return sources;
+}
+
+/**
+ * Throws unless `actors` lists every invoke of the machine. An unlisted invoke could never
+ * answer in a traversal, so "unreachable" would hold only for a child that never answers,
+ * and a replay would have to run the real actor (its side effects included).
+ */
+export function checkAllListed(
+  machine: AnyStateMachine,
+  listed: readonly string[],
+  caller: string,
+): void {
+  const missing = new Map<string, InvokeSite[]>();
+  for (const site of invokeSites(machine)) {
+    if (listed.includes(site.id)) continue;
+    missing.set(site.id, [...(missing.get(site.id) ?? []), site]);
+  }
+  if (missing.size === 0) return;
+  const described = [...missing].map(
+    ([id, sites]) =>
+      `'${id}' (src ${[...new Set(sites.map((s) => s.src))].join(', ')}, in ${sites.map((s) => s.state).join(', ')})`,
+  );
+  const [first] = missing.keys();
+  const one = missing.size === 1;
+  throw new Error(
+    `${caller}: \`actors\` lists no outcomes for the invoke${one ? '' : 's'} ${described.join(', ')}: a traversal could never settle ${one ? 'it' : 'them'}, so a proof would hold only for ${one ? 'a child that never answers' : 'children that never answer'}, and a replay would have to run the real actor${one ? '' : 's'}. List ${one ? 'its' : 'their'} outputs and errors (actors: { ${first}: { outputs: [...], errors: [...] } }), or say ${one ? 'it' : 'one'} never answers (actors: { ${first}: 'never' }).`,
+  );
+}
+
+/**
+ * The sources a replay of `machine` replaces, each with its invoke ids: every invoked src,
+ * so that no real child runs (a child the path does not settle never answers).
+ */
+export function stubbedSources(machine: AnyStateMachine, caller: string): Map<string, string[]> {
+  const sites = invokeSites(machine);
+  return scriptedSources(machine, [...new Set(sites.map((site) => site.id))], caller);
 }

@@ -1,19 +1,19 @@
-import {
-  type AnyActorScope,
-  type AnyMachineSnapshot,
-  type AnyStateMachine,
-  type AnyTransitionDefinition,
-  createActor,
-  type EventObject,
-  getInitialMicrosteps,
+import type {
+  AnyMachineSnapshot,
+  AnyStateMachine,
+  AnyTransitionDefinition,
+  EventObject,
 } from 'xstate';
-import { getAdjacencyMap, type TraversalOptions } from 'xstate/graph';
+import type { TraversalOptions } from 'xstate/graph';
+import { DEFAULT_LIMITS } from './limits.js';
 import { activeStateNodes } from './state-nodes.js';
+import { Stepper } from './stepper.js';
 
-// The reachable graph of a machine under a traversal's events and serialization, built with
-// xstate/graph's getAdjacencyMap, plus what that map leaves out and properties need: the
-// microsteps of each edge (transient `always` states exist only there) and the transition
-// definitions each microstep took (for transition coverage).
+// The reachable graph of a machine under some events and a serialization, plus what xstate's
+// adjacency map leaves out and properties need: the microsteps of each edge (transient
+// `always` states exist only there) and the transition definitions each microstep took (for
+// transition coverage). traversal.ts builds the graphs of statecraft/testing; machineGraph
+// below is the plain walk the chain and tool-loop suites use (test/machines).
 
 export interface Edge<S, E extends EventObject> {
   readonly from: S;
@@ -30,13 +30,19 @@ export interface MachineGraph<S, E extends EventObject> {
   readonly initialMicrosteps: readonly S[];
   /** The transitions starting takes (eventless ones out of transient initial states). */
   readonly initialTransitions: readonly AnyTransitionDefinition[];
+  /** Every snapshot found, by key, the start first. */
   readonly vertices: ReadonlyMap<string, S>;
   readonly edges: readonly Edge<S, E>[];
   /** The key of a snapshot: the traversal's serialization. */
   readonly keyOf: (snapshot: S) => string;
 }
 
-/** The reachable graph of `machine` under the traversal's events and serialization. */
+/**
+ * The reachable graph of `machine` under the events and serialization, breadth first, as
+ * xstate/graph's getAdjacencyMap walks it (every offered event is an edge, unhandled ones
+ * too; events with the same serializeEvent are one edge; `stopWhen` and `limit` as there),
+ * kept in Maps, so no key has a special meaning, and started from the machine's start.
+ */
 export function machineGraph<S extends AnyMachineSnapshot, E extends EventObject>(
   machine: AnyStateMachine,
   options: TraversalOptions<S, E, unknown> & {
@@ -44,81 +50,41 @@ export function machineGraph<S extends AnyMachineSnapshot, E extends EventObject
     readonly serializeState: (snapshot: S) => string;
   },
 ): MachineGraph<S, E> {
-  // biome-ignore lint/suspicious/noExplicitAny: getAdjacencyMap types options by the machine's own snapshot.
-  const adjacency = getAdjacencyMap(machine, options as any);
-  const tracer = new MacrostepTracer(machine, options.input);
-  const vertices = new Map<string, S>();
+  const stepper = new Stepper<S>(
+    machine,
+    options.input,
+    DEFAULT_LIMITS.maxMicrosteps,
+    'machineGraph',
+  );
+  const serializeEvent = options.serializeEvent ?? ((event: E) => JSON.stringify(event));
+  const keyOf = (snapshot: S) => options.serializeState(snapshot);
+  const initial = stepper.initial();
+  const vertices = new Map<string, S>([[keyOf(initial.snapshot), initial.snapshot]]);
   const edges: Edge<S, E>[] = [];
-  for (const [key, { state, transitions }] of Object.entries(adjacency)) {
-    vertices.set(key, state as S);
-    const next = Object.values(transitions) as { event: E; state: S }[];
-    for (const { event, state: to } of next) {
-      edges.push({ from: state as S, event, to, ...tracer.step<S>(state as S, event) });
+  const limit = options.limit ?? Number.POSITIVE_INFINITY;
+  let iterations = 1;
+  for (const [, from] of vertices) {
+    // A vertex where `stopWhen` holds is kept, and not walked on from.
+    if (options.stopWhen?.(from)) continue;
+    const offered = new Map<string, E>();
+    const events = typeof options.events === 'function' ? options.events(from) : options.events;
+    for (const event of events ?? []) offered.set(serializeEvent(event), event);
+    for (const event of offered.values()) {
+      if (++iterations > limit) throw new Error('Traversal limit exceeded');
+      const step = stepper.step(from, event, event.type);
+      const { microsteps, transitions } = step;
+      edges.push({ from, event, to: step.snapshot, microsteps, transitions });
+      const key = keyOf(step.snapshot);
+      if (!vertices.has(key)) vertices.set(key, step.snapshot);
     }
   }
-  const initialMicrosteps = getInitialMicrosteps(machine, options.input).map(([s]) => s as S);
-  const initialTransitions = tracer.initial();
   return {
-    initialMicrosteps,
-    initialTransitions,
+    initialMicrosteps: initial.microsteps,
+    initialTransitions: initial.transitions,
     vertices,
     edges,
-    keyOf: (s) => options.serializeState(s),
+    keyOf,
   };
-}
-
-/**
- * Runs one macrostep as xstate's getMicrosteps does (pure: an actor scope that never starts
- * or stops anything), and also collects the transitions of each microstep, which
- * getMicrosteps drops: the machine reports them to the system's `@xstate.microstep`
- * inspection events, the same events a real actor's `inspect` option receives.
- */
-class MacrostepTracer {
-  readonly #machine: AnyStateMachine;
-  readonly #input: unknown;
-  readonly #scope: AnyActorScope;
-  #seen: { snapshot: AnyMachineSnapshot; transitions: AnyTransitionDefinition[] }[] = [];
-
-  constructor(machine: AnyStateMachine, input: unknown) {
-    this.#machine = machine;
-    this.#input = input;
-    const self = createActor(machine, { input });
-    this.#scope = {
-      self,
-      id: '',
-      sessionId: '',
-      logger: () => {},
-      defer: () => {},
-      emit: () => {},
-      stopChild: () => {},
-      system: self.system,
-      actionExecutor: () => {},
-    } as unknown as AnyActorScope;
-    self.system.inspect((event) => {
-      if (event.type === '@xstate.microstep') {
-        this.#seen.push({
-          snapshot: event.snapshot as AnyMachineSnapshot,
-          transitions: event._transitions as AnyTransitionDefinition[],
-        });
-      }
-    });
-  }
-
-  step<S extends AnyMachineSnapshot>(from: S, event: EventObject) {
-    this.#seen = [];
-    this.#machine.transition(from, event, this.#scope);
-    const seen = this.#seen;
-    return {
-      microsteps: seen.map((s) => s.snapshot as S),
-      transitions: seen.flatMap((s) => s.transitions),
-    };
-  }
-
-  initial(): AnyTransitionDefinition[] {
-    this.#seen = [];
-    this.#machine.getInitialSnapshot(this.#scope, this.#input);
-    return this.#seen.flatMap((s) => s.transitions);
-  }
 }
 
 /** Every snapshot the graph holds: resting ones and the microsteps on the way. */

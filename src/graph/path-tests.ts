@@ -1,17 +1,23 @@
-import {
-  type AnyMachineSnapshot,
-  type AnyStateMachine,
-  type EventFromLogic,
-  type EventObject,
-  type InputFrom,
-  initialTransition,
-  type SnapshotFrom,
-  transition,
+import type {
+  AnyMachineSnapshot,
+  AnyStateMachine,
+  EventFromLogic,
+  EventObject,
+  InputFrom,
+  SnapshotFrom,
 } from 'xstate';
-import { type Coverage, pathsCoverage, replaysCoverage } from './coverage.js';
+import { type Coverage, replaysCoverage, stepsCoverage } from './coverage.js';
 import type { MachineGraph } from './machine-graph.js';
 import { enumeratePaths, type GraphPath, type PathKind, pathName } from './paths.js';
-import { type PathReplay, type ReplayStep, replayPath } from './replay.js';
+import {
+  type ChildCall,
+  type ChildCallOf,
+  type PathReplay,
+  type ReplayStep,
+  replayPath,
+  type StepModel,
+} from './replay.js';
+import { nextRuntime } from './runtime.js';
 import { type GraphOptions, type Traversal, traverse } from './traversal.js';
 
 // SPEC D2 for users' machines: path tests generated from any XState v5 machine, typically an
@@ -35,7 +41,7 @@ export type PathTestOptions<TMachine extends AnyStateMachine> = Omit<
 
 export type PathStep<S> = ReplayStep<S>;
 
-export interface PathTest<S> {
+export interface PathTest<S, C extends ChildCall = ChildCall> {
   /** Its events, then where it ends: `classify:done#0 → APPROVE ⇒ done`. Unique in a suite. */
   readonly name: string;
   /** The events after the start, in order. */
@@ -48,68 +54,84 @@ export interface PathTest<S> {
    * Replays the path on a real actor (of `machine`, default: the suite's): rejects with a
    * PathReplayError naming the first step where the actor disagrees.
    */
-  run(options?: { readonly machine?: AnyStateMachine }): Promise<PathReplay>;
+  run(options?: { readonly machine?: AnyStateMachine }): Promise<PathReplay<S, C>>;
 }
 
-export interface PathTestSuite<S> {
+export interface PathTestSuite<S, C extends ChildCall = ChildCall> {
   /** Sorted by name. */
-  readonly paths: readonly PathTest<S>[];
-  /** What the paths exercise on the traversal graph, transient states included. */
+  readonly paths: readonly PathTest<S, C>[];
+  /** What the paths' steps exercise, transient states included. */
   readonly coverage: Coverage;
   /** The traversal graph, e.g. for reachabilityViolations (SPEC D3). */
   readonly graph: MachineGraph<S, EventObject>;
   /** What real actors exercised in some replays (the results of run()). */
-  replayCoverage(replays: Iterable<PathReplay>): Coverage;
+  replayCoverage(replays: Iterable<PathReplay<unknown>>): Coverage;
 }
 
 export function generatePathTests<TMachine extends AnyStateMachine>(
   machine: TMachine,
   options: NoInfer<PathTestOptions<TMachine>> = {},
-): PathTestSuite<SnapshotFrom<TMachine>> {
-  type S = SnapshotFrom<TMachine>;
-  const traversal = traverse(
+): PathTestSuite<SnapshotFrom<TMachine>, ChildCallOf<TMachine>> {
+  type S = SnapshotFrom<TMachine> & AnyMachineSnapshot;
+  type C = ChildCallOf<TMachine>;
+  const traversal = traverse<S>(
     machine,
-    options as GraphOptions<AnyMachineSnapshot>,
+    options as unknown as GraphOptions<S>,
     'generatePathTests',
-  ) as unknown as Traversal<S & AnyMachineSnapshot>;
+  );
   const graphPaths = enumeratePaths(traversal, options.paths ?? 'simple');
-  const [initial] = initialTransition(machine as AnyStateMachine, options.input);
   const seen = new Map<string, number>();
-  const paths = graphPaths
-    .map((path) => toPathTest(traversal, initial as S & AnyMachineSnapshot, path))
+  const tests = graphPaths.map((path) => toPathTest(traversal, path));
+  const paths = tests
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
     .map((test) => {
       // Names are test names: make repeats (events with the same name) unique.
       const n = (seen.get(test.name) ?? 0) + 1;
       seen.set(test.name, n);
-      return n === 1 ? test : { ...test, name: `${test.name} (${n})` };
-    })
-    .map((test) => ({
-      ...test,
-      run: (runOptions?: { readonly machine?: AnyStateMachine }) =>
-        replayPath(traversal, test.name, test.steps, runOptions?.machine),
-    }));
+      const name = n === 1 ? test.name : `${test.name} (${n})`;
+      const { models, ...rest } = test;
+      return {
+        ...rest,
+        name,
+        run: (runOptions?: { readonly machine?: AnyStateMachine }) =>
+          replayPath<S, C>(traversal, name, test.steps, models, runOptions?.machine),
+      };
+    });
   return {
-    paths: paths as unknown as PathTest<S>[],
-    coverage: pathsCoverage(machine, traversal.graph, graphPaths),
-    graph: traversal.graph as unknown as MachineGraph<S, EventObject>,
+    paths,
+    coverage: stepsCoverage(
+      machine,
+      tests.flatMap((test) => test.models),
+    ),
+    graph: traversal.graph,
     replayCoverage: (replays) => replaysCoverage(machine, replays),
   };
 }
 
 /**
- * A path's steps, recomputed from the start with xstate's pure `transition`: the graph's
- * edges start from each vertex's first-found snapshot, which a coarse serializeState may
- * have merged with others; the steps must be exactly what these events do.
+ * A path's steps, recomputed from the start with the path's events: the graph's edges start
+ * from each vertex's first-found snapshot, which a coarse serializeState may have merged with
+ * others; the steps (and their coverage) must be exactly what these events do.
  */
-function toPathTest<S extends AnyMachineSnapshot>(t: Traversal<S>, initial: S, path: GraphPath<S>) {
-  const steps: ReplayStep<S>[] = [
-    { event: { type: 'xstate.init' }, name: '(start)', state: initial },
-  ];
-  let state = initial;
-  for (const edge of path) {
-    [state] = transition(t.machine, state, edge.event) as [S, unknown];
-    steps.push({ event: edge.event, name: t.events.name(edge.event), state });
+function toPathTest<S extends AnyMachineSnapshot>(t: Traversal<S>, path: GraphPath<S>) {
+  const { initial } = t;
+  let runtime = nextRuntime(undefined, undefined, { type: 'xstate.init' }, initial);
+  let state = initial.snapshot;
+  const steps: ReplayStep<S>[] = [{ event: { type: 'xstate.init' }, name: '(start)', state }];
+  const models: StepModel[] = [{ ...initial, waiting: t.events.running(state, runtime) }];
+  for (const { event } of path) {
+    const name = t.events.name(event);
+    const step = t.stepper.step(state, event, name);
+    runtime = nextRuntime(runtime, state, event, step);
+    state = step.snapshot;
+    steps.push({ event, name, state });
+    models.push({ ...step, waiting: t.events.running(state, runtime) });
   }
-  return { name: pathName(t, path, state), events: path.map((e) => e.event), steps, state };
+  return {
+    name: pathName(t, path, state),
+    events: path.map((e) => e.event),
+    steps,
+    state,
+    models,
+  };
 }

@@ -1,4 +1,4 @@
-import type { AnyMachineSnapshot, AnyStateMachine, AnyStateNode } from 'xstate';
+import type { AnyMachineSnapshot, AnyStateMachine, AnyStateNode, StateValue } from 'xstate';
 
 // State nodes by name. A node is named by its path below the root, e.g. `review.waiting`:
 // keys alone repeat across parents, paths do not, and paths survive `machine.provide()`
@@ -9,9 +9,13 @@ export function descendants(node: AnyStateNode): AnyStateNode[] {
   return Object.values(node.states).flatMap((child) => [child, ...descendants(child)]);
 }
 
-/** Every state node of a machine below the root, as `a.b` paths, in document order. */
+/**
+ * Every state node of a machine below the root, as `a.b` paths, in document order. History
+ * pseudo-states are left out: a snapshot is never in one (entering it enters what it
+ * remembers), so they are nothing to reach or cover.
+ */
 export function stateNodePaths(machine: AnyStateMachine): string[] {
-  return descendants(machine.root).map(nodePath);
+  return realNodes(machine).map((node) => node.name);
 }
 
 /** A node's path below the root; the root itself is `(root)`. */
@@ -19,9 +23,39 @@ export function nodePath(node: AnyStateNode): string {
   return node.path.length > 0 ? node.path.join('.') : '(root)';
 }
 
-/** The state nodes a snapshot is in (ancestors included), as `a.b` paths, root left out. */
+interface RealNode {
+  readonly name: string;
+  /** The state value that matches exactly the snapshots in this node. */
+  readonly value: StateValue;
+}
+
+const realNodesOf = new WeakMap<AnyStateNode, readonly RealNode[]>();
+
+function realNodes(machine: AnyStateMachine): readonly RealNode[] {
+  let nodes = realNodesOf.get(machine.root);
+  if (!nodes) {
+    nodes = descendants(machine.root)
+      .filter((node) => node.type !== 'history')
+      .map((node) => ({ name: nodePath(node), value: stateValueOf(node.path) }));
+    realNodesOf.set(machine.root, nodes);
+  }
+  return nodes;
+}
+
+/** `['a', 'b', 'c']` as the state value `{ a: { b: 'c' } }`. */
+function stateValueOf(path: readonly string[]): StateValue {
+  const [head, ...rest] = path;
+  return rest.length === 0 ? (head as string) : { [head as string]: stateValueOf(rest) };
+}
+
+/**
+ * The state nodes a snapshot is in (ancestors included), as `a.b` paths, root left out, in
+ * document order. Asked through the public `snapshot.matches`.
+ */
 export function activeStateNodes(snapshot: AnyMachineSnapshot): string[] {
-  return (snapshot._nodes as AnyStateNode[]).filter((n) => n.path.length > 0).map(nodePath);
+  return realNodes(snapshot.machine)
+    .filter((node) => snapshot.matches(node.value as never))
+    .map((node) => node.name);
 }
 
 /**

@@ -1,37 +1,18 @@
 import type { AnyMachineSnapshot, AnyStateMachine, EventObject } from 'xstate';
-import { type ActorOutcomes, type OfferedEvents, TraversalEvents, toJson } from './events.js';
-import { scriptedSources } from './invokes.js';
-import { type Edge, type MachineGraph, machineGraph } from './machine-graph.js';
+import { type ActorScript, type OfferedEvents, TraversalEvents, toJson } from './events.js';
+import { checkAllListed, scriptedSources } from './invokes.js';
+import { DEFAULT_LIMITS, TraversalLimitError, type TraversalLimits } from './limits.js';
+import type { Edge, MachineGraph } from './machine-graph.js';
+import { describeRuntime, nextRuntime, type Runtime, runtimeKey } from './runtime.js';
+import { type Macrostep, Stepper } from './stepper.js';
 
-// A user machine's reachable graph, kept finite. xstate/graph's getAdjacencyMap walks until
-// nothing new turns up, which for a machine with a counter in context is never; here every
-// walk has limits, and exceeding one is an error that says which and why, never a hang and
-// never a silently partial graph (an "unreachable" verdict on a partial graph would be wrong).
+// A user machine's reachable graph, breadth first from its start, within limits (limits.ts).
+// A vertex is a snapshot by `serializeState` plus what the snapshot does not hold and decides
+// what comes next: pending timers and children that already answered (runtime.ts). Vertices
+// are kept in a Map under internal ids, so no key (`__proto__`, `1`) has special meaning, and
+// the walk starts at the machine's start, found by its snapshot, not by a key's position.
 
-export interface TraversalLimits {
-  /** Events on one path (default 50). */
-  readonly maxDepth?: number;
-  /** Generated paths (default 500). */
-  readonly maxPaths?: number;
-  /** Distinct snapshots, by `serializeState` (default 5000). */
-  readonly maxStates?: number;
-}
-
-export const DEFAULT_LIMITS: Required<TraversalLimits> = {
-  maxDepth: 50,
-  maxPaths: 500,
-  maxStates: 5000,
-};
-
-/** A traversal limit was exceeded; `limit` says which. */
-export class TraversalLimitError extends Error {
-  override readonly name = 'TraversalLimitError';
-  readonly limit: keyof TraversalLimits;
-  constructor(limit: keyof TraversalLimits, message: string) {
-    super(message);
-    this.limit = limit;
-  }
-}
+export { DEFAULT_LIMITS, TraversalLimitError, type TraversalLimits };
 
 /** How to walk a machine: shared by generatePathTests, canReach and the assertions. */
 export interface GraphOptions<S extends AnyMachineSnapshot = AnyMachineSnapshot> {
@@ -39,8 +20,11 @@ export interface GraphOptions<S extends AnyMachineSnapshot = AnyMachineSnapshot>
   readonly input?: unknown;
   /** Events from outside offered in each snapshot: a list, or a function of the snapshot. */
   readonly events?: OfferedEvents<S>;
-  /** Outcomes of invoked children, keyed by the invoke's `id`. */
-  readonly actors?: Readonly<Record<string, ActorOutcomes>>;
+  /**
+   * Outcomes of invoked children, keyed by the invoke's `id`; every invoke must be listed,
+   * `'never'` for a child that never answers. A replay stubs every invoked src.
+   */
+  readonly actors?: Readonly<Record<string, ActorScript>>;
   /** Offer `after` transitions as events (default true). */
   readonly delays?: boolean;
   readonly limits?: TraversalLimits;
@@ -63,96 +47,170 @@ export function serializeSnapshot(snapshot: AnyMachineSnapshot): string {
 export interface Traversal<S extends AnyMachineSnapshot> {
   readonly machine: AnyStateMachine;
   readonly input: unknown;
+  /** Starting the machine. */
+  readonly initial: Macrostep<S>;
   /** Edges of unhandled events (no transition, same vertex) are left out. */
   readonly graph: MachineGraph<S, EventObject>;
+  /** The start's internal vertex id. */
   readonly initialKey: string;
-  /** Each vertex's edges, in the order the events were offered. */
+  /** Each vertex's edges (by internal id), in the order the events were offered. */
   readonly out: ReadonlyMap<string, readonly Edge<S, EventObject>[]>;
+  /** The internal vertex id of a snapshot of the graph. */
+  readonly idOf: (snapshot: S) => string;
+  /** The runtime (timers, answered children) a snapshot of the graph rests with. */
+  readonly runtimeOf: (snapshot: S) => Runtime;
   readonly events: TraversalEvents<S>;
-  /** The invoked sources a replay replaces, with the invoke ids of each. */
-  readonly sources: ReadonlyMap<string, readonly string[]>;
+  readonly stepper: Stepper<S>;
   readonly limits: Required<TraversalLimits>;
   readonly serializeState: (snapshot: S) => string;
   readonly caller: string;
+  /** Distinct snapshots found (all of them, unless the walk stopped at a hit). */
+  readonly explored: number;
+  /** With `until`: the first snapshot (microsteps included) it holds for, breadth first. */
+  readonly hit?: { readonly path: readonly Edge<S, EventObject>[]; readonly state: S };
 }
 
-interface Arrival {
+interface Vertex<S> {
+  readonly snapshot: S;
   readonly depth: number;
-  readonly prev?: AnyMachineSnapshot;
-  readonly event?: EventObject;
+  /** The edge it was first reached by. */
+  readonly via?: Edge<S, EventObject>;
 }
 
-/** Walks `machine` breadth first under `options`, within the limits. */
+/** Walks `machine` breadth first under `options`, within the limits; stops at `until`'s first hit. */
 export function traverse<S extends AnyMachineSnapshot>(
   machine: AnyStateMachine,
   options: GraphOptions<S>,
   caller: string,
+  until?: (snapshot: S) => boolean,
 ): Traversal<S> {
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
-  const sources = scriptedSources(machine, Object.keys(options.actors ?? {}), caller);
-  const events = new TraversalEvents<S>(options);
+  const listed = Object.keys(options.actors ?? {});
+  scriptedSources(machine, listed, caller);
+  checkAllListed(machine, listed, caller);
+  const events = new TraversalEvents<S>(machine, options);
+  const stepper = new Stepper<S>(machine, options.input, limits.maxMicrosteps, caller);
   const serializeState = options.serializeState ?? (serializeSnapshot as (s: S) => string);
 
-  // getAdjacencyMap is breadth first and calls serializeState(next, event, prev) once per
-  // transition it queues, then stopWhen once per new vertex: enough to know how many events
-  // first reach each vertex, and by which, without a walk of our own.
-  const arrivals = new WeakMap<AnyMachineSnapshot, Arrival>();
-  let vertices = 0;
-  const witness = (snapshot: AnyMachineSnapshot): string => {
-    const names: string[] = [];
-    for (let a = arrivals.get(snapshot); a?.prev && a.event; a = arrivals.get(a.prev)) {
-      names.unshift(events.name(a.event));
-    }
-    return names.join(' → ');
-  };
-  const raw = machineGraph<S, EventObject>(machine, {
-    input: options.input,
-    events: (snapshot) => events.offered(snapshot),
-    serializeEvent: (event) => events.key(event),
-    serializeState: (snapshot: S, event?: EventObject, prev?: S) => {
-      if (!arrivals.has(snapshot)) {
-        const depth = prev ? (arrivals.get(prev)?.depth ?? 0) + 1 : 0;
-        arrivals.set(snapshot, { depth, prev, event });
-      }
-      return serializeState(snapshot);
-    },
-    stopWhen: (snapshot) => {
-      vertices++;
-      if (vertices > limits.maxStates) {
-        throw new TraversalLimitError(
-          'maxStates',
-          `${caller}: limits.maxStates (${limits.maxStates}) exceeded: more than ${limits.maxStates} distinct snapshots (by serializeState), the last after ${witness(snapshot) || 'no events'}. Offer fewer events, make serializeState coarser, or raise limits.maxStates.`,
-        );
-      }
-      const depth = arrivals.get(snapshot)?.depth ?? 0;
-      if (depth > limits.maxDepth) {
-        throw new TraversalLimitError(
-          'maxDepth',
-          `${caller}: limits.maxDepth (${limits.maxDepth}) exceeded: a new snapshot is first reached after ${depth} events: ${witness(snapshot)}. If the graph grows with every event (a counter or a list in context), make serializeState bucket it; else raise limits.maxDepth.`,
-        );
-      }
-      return false;
-    },
-  });
-
-  const keyOf = (snapshot: S) => serializeState(snapshot);
-  const edges = raw.edges.filter(
-    (edge) => edge.transitions.length > 0 || keyOf(edge.to) !== keyOf(edge.from),
-  );
+  const runtimes = new WeakMap<S, Runtime>();
+  const ids = new WeakMap<S, string>();
+  const vertexOf = new Map<string, Vertex<S>>();
+  // The graph users see keys vertices by serializeState; a snapshot that also rests with
+  // other timers pending gets the runtime in words after it.
+  const exposedOf = new Map<string, string>();
+  const vertices = new Map<string, S>();
+  const edges: Edge<S, EventObject>[] = [];
   const out = new Map<string, Edge<S, EventObject>[]>();
-  for (const key of raw.vertices.keys()) out.set(key, []);
-  for (const edge of edges) out.get(keyOf(edge.from))?.push(edge);
-  const [initialKey] = raw.vertices.keys();
+
+  const identify = (snapshot: S, runtime: Runtime): string => {
+    const id = `k:${serializeState(snapshot)}\u0000${runtimeKey(runtime)}`;
+    ids.set(snapshot, id);
+    runtimes.set(snapshot, runtime);
+    return id;
+  };
+  const pathTo = (vertex: Vertex<S> | undefined): Edge<S, EventObject>[] => {
+    const path: Edge<S, EventObject>[] = [];
+    for (let edge = vertex?.via; edge; edge = vertexOf.get(ids.get(edge.from) ?? '')?.via) {
+      path.unshift(edge);
+    }
+    return path;
+  };
+  const names = (path: readonly Edge<S, EventObject>[]) =>
+    path.map((edge) => events.name(edge.event)).join(' → ') || 'no events';
+  const add = (id: string, vertex: Vertex<S>): void => {
+    if (vertexOf.size + 1 > limits.maxStates) {
+      throw new TraversalLimitError(
+        'maxStates',
+        `${caller}: limits.maxStates (${limits.maxStates}) exceeded: more than ${limits.maxStates} distinct snapshots (by serializeState, and timers pending), the last after ${names([...pathTo(vertex)])}. Offer fewer events, make serializeState coarser, or raise limits.maxStates.`,
+      );
+    }
+    if (vertex.depth > limits.maxDepth) {
+      throw new TraversalLimitError(
+        'maxDepth',
+        `${caller}: limits.maxDepth (${limits.maxDepth}) exceeded: a new snapshot is first reached after ${vertex.depth} events: ${names(pathTo(vertex))}. If the graph grows with every event (a counter or a list in context), make serializeState bucket it; else raise limits.maxDepth.`,
+      );
+    }
+    vertexOf.set(id, vertex);
+    const serialized = serializeState(vertex.snapshot);
+    let exposed = serialized;
+    if (vertices.has(exposed)) {
+      const runtime = runtimes.get(vertex.snapshot) as Runtime;
+      exposed = `${serialized} (${describeRuntime(runtime, (type) => events.delayName(type))})`;
+      for (let n = 2; vertices.has(exposed); n++) exposed = `${serialized} #${n}`;
+    }
+    exposedOf.set(id, exposed);
+    vertices.set(exposed, vertex.snapshot);
+  };
+
+  const initial = stepper.initial();
+  const start = initial.snapshot;
+  const initialKey = identify(
+    start,
+    nextRuntime(undefined, undefined, { type: 'xstate.init' }, initial),
+  );
+  add(initialKey, { snapshot: start, depth: 0 });
+  let hit: Traversal<S>['hit'];
+  const atStart = until && initial.microsteps.find(until);
+  if (atStart) hit = { path: [], state: atStart };
+
+  const queue = hit ? [] : [initialKey];
+  walk: for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
+    const from = vertexOf.get(id) as Vertex<S>;
+    const runtime = runtimes.get(from.snapshot) as Runtime;
+    const own: Edge<S, EventObject>[] = [];
+    out.set(id, own);
+    // Events with the same key are one edge (the last one offered, in the first one's place).
+    const offered = new Map<string, EventObject>();
+    for (const event of events.offered(from.snapshot, runtime))
+      offered.set(events.key(event), event);
+    for (const event of offered.values()) {
+      const step = stepper.step(from.snapshot, event, events.name(event));
+      const to = step.snapshot;
+      const toId = identify(to, nextRuntime(runtime, from.snapshot, event, step));
+      if (step.transitions.length === 0 && toId === id) continue;
+      const edge: Edge<S, EventObject> = {
+        from: from.snapshot,
+        event,
+        to,
+        microsteps: step.microsteps,
+        transitions: step.transitions,
+      };
+      own.push(edge);
+      edges.push(edge);
+      const found = until && step.microsteps.find(until);
+      if (found) {
+        hit = { path: [...pathTo(from), edge], state: found };
+        break walk;
+      }
+      if (!vertexOf.has(toId)) {
+        add(toId, { snapshot: to, depth: from.depth + 1, via: edge });
+        queue.push(toId);
+      }
+    }
+  }
+
+  const idOf = (snapshot: S) => ids.get(snapshot) ?? `k:${serializeState(snapshot)}`;
   return {
     machine,
     input: options.input,
-    graph: { ...raw, edges, keyOf },
-    initialKey: initialKey as string,
+    initial,
+    graph: {
+      initialMicrosteps: initial.microsteps,
+      initialTransitions: initial.transitions,
+      vertices,
+      edges,
+      keyOf: (snapshot) => exposedOf.get(ids.get(snapshot) ?? '') ?? serializeState(snapshot),
+    },
+    initialKey,
     out,
+    idOf,
+    runtimeOf: (snapshot) => runtimes.get(snapshot) as Runtime,
     events,
-    sources,
+    stepper,
     limits,
     serializeState,
     caller,
+    explored: vertexOf.size,
+    ...(hit && { hit }),
   };
 }

@@ -18,7 +18,7 @@ const NAMES = [
   'classify:done#1 → APPROVE → fulfil:done#0 ⇒ done',
   'classify:done#1 → APPROVE → fulfil:error#0 ⇒ failed',
   'classify:done#1 → REJECT {"reason":"too risky"} ⇒ rejected',
-  'classify:done#1 → after:60000 ⇒ rejected',
+  'classify:done#1 → after:60000@awaitingReview ⇒ rejected',
   'classify:error#0 ⇒ failed',
 ];
 
@@ -96,7 +96,7 @@ describe(`generatePathTests on an order machine: ${suite.paths.length} paths`, (
 
   it('ends the review delay on a simulated clock, not a real one', async () => {
     const started = Date.now();
-    const replay = await pathNamed('classify:done#1 → after:60000 ⇒ rejected').run();
+    const replay = await pathNamed('classify:done#1 → after:60000@awaitingReview ⇒ rejected').run();
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(replay.snapshot.context).toMatchObject({ reason: 'review timed out' });
   });
@@ -308,7 +308,7 @@ describe('what generatePathTests refuses, with a clear error', () => {
       },
     });
     expect(() => generatePathTests(twice, { actors: { askFirst: { outputs: ['yes'] } } })).toThrow(
-      "generatePathTests: actors.askFirst: its src 'ask' is also invoked as 'askSecond' (in second), which `actors` does not list. A replay replaces a src for all its invokes: list those ids too (with no outcomes, a child never settles).",
+      "generatePathTests: actors.askFirst: its src 'ask' is also invoked as 'askSecond' (in second), which `actors` does not list. A replay replaces a src for all its invokes: list those ids too ('never' for a child that never answers).",
     );
     const both = generatePathTests(twice, {
       actors: { askFirst: { outputs: ['yes'] }, askSecond: { outputs: ['yes'] } },
