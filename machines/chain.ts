@@ -25,6 +25,7 @@ import {
   cancelledCalls,
   conclusionNote,
   directReturn,
+  directReturnCall,
   EARLY_STOP_MESSAGE,
   type EarlyStop,
   type EarlyStopping,
@@ -124,6 +125,11 @@ export interface CallModelInput {
 /** What `executeTools` is asked to run (blocked duplicates are already answered). */
 export interface ExecuteToolsInput {
   readonly calls: readonly ToolCall[];
+  /**
+   * The call whose output ends the run if it succeeds (a returnDirect tool called alone): a
+   * stream it returns is read to its end, since that output is the answer, not a first batch.
+   */
+  readonly directCallId?: string;
 }
 
 export interface StreamBatch {
@@ -377,15 +383,18 @@ export const chainMachine = setup({
       type: 'callModel' as const,
       input: { messages: context.request, iteration: context.iterations },
     })),
-    // The seed's on_enter_doing: hand the calls (duplicates already answered) to the tools.
-    onEnterDoing: sendTo('effects', ({ context }) => ({
-      type: 'executeTools' as const,
-      input: {
-        calls: context.toolCalls.filter(
-          (call) => !context.blockedResults.some((r) => r.toolCallId === call.id),
-        ),
-      },
-    })),
+    // The seed's on_enter_doing: hand the calls (duplicates already answered) to the tools,
+    // naming the one whose output would be the answer.
+    onEnterDoing: sendTo('effects', ({ context }) => {
+      const calls = context.toolCalls.filter(
+        (call) => !context.blockedResults.some((r) => r.toolCallId === call.id),
+      );
+      const direct = directReturnCall(context.toolCalls, context.config.returnDirectTools);
+      return {
+        type: 'executeTools' as const,
+        input: direct && calls.includes(direct) ? { calls, directCallId: direct.id } : { calls },
+      };
+    }),
     requestValidation: sendTo('effects', ({ context }) => ({
       type: 'validateResult' as const,
       input: { text: answerTextOf(context) },
@@ -402,8 +411,9 @@ export const chainMachine = setup({
         pending: [...context.pending, mutate.assistantMessage(text, toolCalls)],
       };
     }),
-    // The final call's answer: calls it made anyway are dropped, since a request without tools
-    // cannot have them run, and a kept call would leave the transcript unanswered.
+    // The final call's answer, whatever follows it (validation, or failing for its size or its
+    // missing text): calls it made anyway are dropped, since a request without tools cannot
+    // have them run, and a kept call would leave the transcript with a call nothing answers.
     recordFinalAnswer: assign(({ context, event }) => {
       const response = (event as Extract<ChainEvent, { type: 'callModel.done' }>).output;
       const text = responseText(response);
@@ -463,6 +473,14 @@ export const chainMachine = setup({
     }),
     // A generation whose calls are not run (an answer, or a limit reached) is a step too.
     recordStep: assign({ steps: ({ context }) => [...context.steps, stepOf(context, [])] }),
+    // The time limit cut a tool step short: what ran is dropped, but the blocked duplicates
+    // were answered before anything ran, and the model is told so like after any step (in the
+    // step, so in intermediateSteps, and in the transcript, so they are not cancelled as unrun).
+    recordCutShortStep: assign(({ context }) => ({
+      pending: [...context.pending, ...context.blockedResults.map(mutate.toolResult)],
+      steps: [...context.steps, stepOf(context, context.blockedResults)],
+      blockedResults: [],
+    })),
     reachLimit: assign((_, params: { limit: StopLimit }) => ({ limitReached: params.limit })),
     // The host aborts what is in flight and drops its answer: no late answer reaches `stopping`'s successors.
     cancelEffects: sendTo('effects', ({ context }) => ({
@@ -514,14 +532,20 @@ export const chainMachine = setup({
           ? tokenLimitFailure(context)
           : iterationLimitFailure(context),
     }),
+    // The limit that stopped the run is the failure, with or without earlyStopping: a run
+    // that also spent its budget exactly did not exceed it. That budget is why 'generate'
+    // made no final call here, and the message says so.
     failOnStop: assign({
-      failure: ({ context }) =>
-        context.config.earlyStopping === 'generate' &&
-        !hasTokenBudget(context.usage.totalTokens, context.config.maxTokens)
-          ? tokenLimitFailure(context)
-          : context.limitReached === 'maxExecutionTime'
+      failure: ({ context }) => {
+        const stopped =
+          context.limitReached === 'maxExecutionTime'
             ? timeLimitFailure(context)
-            : iterationLimitFailure(context),
+            : iterationLimitFailure(context);
+        const { earlyStopping, maxTokens } = context.config;
+        return earlyStopping === 'generate' && !hasTokenBudget(context.usage.totalTokens, maxTokens)
+          ? { ...stopped, message: `${stopped.message}; ${noBudgetToConclude(context)}` }
+          : stopped;
+      },
     }),
     failOnFinalAnswer: assign(({ context }, params: { problem: string }) => ({
       failure: failure(
@@ -574,7 +598,7 @@ export const chainMachine = setup({
         guard: 'isCutShortInDoing',
         target: '.stopping',
         actions: [
-          'recordStep',
+          'recordCutShortStep',
           { type: 'reachLimit', params: { limit: 'maxExecutionTime' } },
           'cancelEffects',
         ],
@@ -760,7 +784,7 @@ export const chainMachine = setup({
           {
             guard: 'isOverTokenLimit',
             target: 'failed',
-            actions: ['recordResponse', 'recordStep', 'failOnTokenLimit'],
+            actions: ['recordFinalAnswer', 'recordStep', 'failOnTokenLimit'],
           },
           {
             guard: 'hasAnswerText',
@@ -770,7 +794,7 @@ export const chainMachine = setup({
           {
             target: 'failed',
             actions: [
-              'recordResponse',
+              'recordFinalAnswer',
               'recordStep',
               { type: 'failOnFinalAnswer', params: { problem: 'has no text' } },
             ],
@@ -833,6 +857,11 @@ function timeLimitFailure(context: ChainContext): ChainFailure {
     message: `Reached maxExecutionTime (${ms} ms) without a final answer`,
     limit: ms,
   };
+}
+
+/** Why earlyStopping 'generate' made no final call: it would have spent beyond maxTokens. */
+function noBudgetToConclude(context: ChainContext): string {
+  return `earlyStopping 'generate' made no final call: all ${context.config.maxTokens} tokens of maxTokens were spent`;
 }
 
 function tokenLimitFailure(context: ChainContext): ChainFailure {

@@ -57,6 +57,18 @@ export function conclusionNote(limit: StopLimit): string {
 }
 
 /**
+ * The call whose output would end the run, if it succeeds: the step's only call, to a
+ * returnDirect tool. Otherwise undefined.
+ */
+export function directReturnCall(
+  calls: readonly ToolCall[],
+  returnDirectTools: readonly string[],
+): ToolCall | undefined {
+  const [call, ...more] = calls;
+  return call && more.length === 0 && returnDirectTools.includes(call.name) ? call : undefined;
+}
+
+/**
  * The result that ends the run directly (LangChain's `_get_tool_return`): the step had exactly
  * one call, to a returnDirect tool, and it succeeded. Otherwise undefined.
  */
@@ -65,9 +77,8 @@ export function directReturn(
   results: readonly ToolResult[],
   returnDirectTools: readonly string[],
 ): ToolResult | undefined {
-  const [call, ...more] = calls;
-  if (!call || more.length > 0 || !returnDirectTools.includes(call.name)) return undefined;
-  const result = results.find((r) => r.toolCallId === call.id);
+  const call = directReturnCall(calls, returnDirectTools);
+  const result = call && results.find((r) => r.toolCallId === call.id);
   return result?.success ? result : undefined;
 }
 

@@ -1,4 +1,6 @@
+import { setMaxListeners } from 'node:events';
 import pLimit from 'p-limit';
+import { linkedController } from '../linked-controller.js';
 import { optionalPositive } from '../runtime/option-checks.js';
 import type { RunConfig } from './run-config.js';
 
@@ -16,6 +18,9 @@ export type BatchResult<O> =
  * Runs every input (SPEC R1 `batch`), in order, under an optional concurrency cap, and
  * settles each: a failed input is a `rejected` entry next to the others' outputs, not a
  * rejection that loses them. Each input is its own run (its own callbacks, no common parent).
+ * The runs share one signal linked to the caller's: the caller's signal gets one listener
+ * however many inputs there are (one each would warn past ten), and aborting it still
+ * cancels every run.
  */
 export async function batchSettled<I, O>(
   inputs: readonly I[],
@@ -26,9 +31,18 @@ export async function batchSettled<I, O>(
   const { concurrency, ...config } = options ?? {};
   const cap = optionalPositive('concurrency', concurrency, true);
   const limit = cap === undefined ? undefined : pLimit(cap);
-  const settled = await Promise.allSettled(
-    inputs.map((input) => (limit ? limit(() => invoke(input, config)) : invoke(input, config))),
-  );
+  const { signal: callerSignal } = config;
+  const link = callerSignal ? linkedController(callerSignal) : undefined;
+  if (link) setMaxListeners(0, link.controller.signal); // every run of the batch listens to it
+  const shared = link ? { ...config, signal: link.controller.signal } : config;
+  let settled: PromiseSettledResult<Awaited<O>>[];
+  try {
+    settled = await Promise.allSettled(
+      inputs.map((input) => (limit ? limit(() => invoke(input, shared)) : invoke(input, shared))),
+    );
+  } finally {
+    link?.unlink();
+  }
   return settled.map((entry) =>
     entry.status === 'fulfilled'
       ? { status: 'fulfilled', value: entry.value }

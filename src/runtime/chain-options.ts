@@ -54,6 +54,8 @@ export interface ChainOptions<T = string> {
    *   with an outputSchema or a JSON responseFormat).
    * - 'generate': one last model call without tools, told to answer from what it has; its
    *   answer is validated like any, and a missing or invalid one fails the run (ProtocolError).
+   *   With maxTokens spent exactly there is no call to make: the run fails as it would
+   *   without earlyStopping, with the error of the limit reached.
    * The result's `stopped` says which limit and method ended the run.
    */
   readonly earlyStopping?: EarlyStopping;
@@ -116,15 +118,19 @@ function checkEarlyStopping(options: ChainOptions<unknown>): EarlyStopping | und
       `must be 'force' or 'generate'; got ${JSON.stringify(earlyStopping) ?? String(earlyStopping)}`,
     );
   }
-  // The stop message is text: it could not pass a schema, and an unchecked one would lie about T.
+  // Always invalid, so refused here rather than at the limit: the stop message is text, it
+  // could not pass a schema, and a result that skipped the schema would lie about T.
   const format = options.responseFormat?.type;
-  if (
-    earlyStopping === 'force' &&
-    (options.outputSchema !== undefined || (format && format !== 'text'))
-  ) {
+  const structured =
+    options.outputSchema !== undefined
+      ? 'outputSchema'
+      : format && format !== 'text'
+        ? `responseFormat (${JSON.stringify(format)})`
+        : undefined;
+  if (earlyStopping === 'force' && structured) {
     throw new ConfigError(
       'earlyStopping',
-      "'force' ends a run with a text stop message, which cannot be structured output; use 'generate' with outputSchema or a JSON responseFormat",
+      `'force' cannot be combined with ${structured}: it ends a run with a text stop message, which is not structured output; use 'generate', whose final answer is validated like any`,
     );
   }
   return earlyStopping;

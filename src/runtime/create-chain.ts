@@ -121,9 +121,9 @@ type ChainSnapshot = SnapshotFrom<typeof chainMachine>;
 type PartListener = (part: StreamPart, iteration: number) => void;
 
 export interface Chain<T> {
-  /** The machine with this chain's actors provided: invoke it from your own machines; its output's `result` is a T. */
   /** `options.name`, or `'chain'`: how callbacks and run events call it. */
   readonly name: string;
+  /** The machine with this chain's actors provided: invoke it from your own machines; its output's `result` is a T. */
   readonly machine: ChainMachine<T>;
   /** The input `machine` expects for a run: your messages plus this chain's config. */
   input(run: string | ChainRunInput): ChainInput;
@@ -275,7 +275,9 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
         case 'callModel':
           return answer('callModel', (signal) => callModel(request.input, run, signal));
         case 'executeTools':
-          return answer('executeTools', (signal) => tools.execute(request.input.calls, signal));
+          return answer('executeTools', (signal) =>
+            tools.execute(request.input.calls, signal, request.input.directCallId),
+          );
         case 'validateResult':
           return answer('validateResult', () => validate(request.input.text));
         case 'cancel': {

@@ -91,7 +91,12 @@ export class RunTools {
     return specs;
   }
 
-  async execute(calls: readonly ToolCall[], signal: AbortSignal): Promise<ExecuteToolsOutput> {
+  /** Runs a step's calls; a stream returned by `directCallId` (a returnDirect call) is read whole. */
+  async execute(
+    calls: readonly ToolCall[],
+    signal: AbortSignal,
+    directCallId?: string,
+  ): Promise<ExecuteToolsOutput> {
     const step = ++this.#step;
     const results = await Promise.all(
       calls.map((call) =>
@@ -102,8 +107,11 @@ export class RunTools {
     const settled = await Promise.all(
       results.map(async (result) => {
         if (!result.success || !isAsyncIterable(result.output)) return result;
+        const link = this.#links.get(result.toolCallId);
+        // The run's answer: all of it, not a first batch that no later step would follow up.
+        if (result.toolCallId === directCallId) return this.#drain(result, signal, link);
         openedStream = true;
-        return this.#openStream(result, step, this.#links.get(result.toolCallId));
+        return this.#openStream(result, step, link);
       }),
     );
     const streamBatches: StreamBatch[] = [];
@@ -264,6 +272,61 @@ export class RunTools {
     this.#streams.set(stream.id, stream);
     const batch = await this.#nextBatch(stream);
     return { ...result, output: { streamId: stream.id, chunks: batch.chunks, done: batch.done } };
+  }
+
+  /**
+   * A returnDirect call's stream read to its end (SPEC R4 with C11): the array of its items is
+   * the output, and the run's answer. Bounded like the call: by the run's signal, and by
+   * toolTimeoutMs for the whole read. A stream that fails or is cut off is a failed result,
+   * which the model reads instead of the run ending with part of an answer.
+   */
+  async #drain(result: ToolResult, signal: AbortSignal, link = NO_LINK): Promise<ToolResult> {
+    this.#links.delete(result.toolCallId);
+    const iterator = (result.output as AsyncIterable<unknown>)[Symbol.asyncIterator]();
+    const { timeoutMs, streamBatchSize } = this.#options;
+    const deadline = timeoutMs === undefined ? undefined : deadlineAfter(timeoutMs);
+    const fail = (error: string): ToolResult => ({
+      ...result,
+      output: null,
+      success: false,
+      error,
+    });
+    const items: unknown[] = [];
+    let pending: Promise<IteratorResult<unknown>> | undefined;
+    try {
+      for (;;) {
+        pending = iterator.next();
+        const next = await raceAbort(
+          deadline ? Promise.race([pending, deadline.reached]) : pending,
+          signal,
+        );
+        if (next === ABORTED) return fail(`Tool '${result.name}' was cancelled.`);
+        if (next === DEADLINE) {
+          return fail(`Tool '${result.name}' timed out after ${timeoutMs} ms reading its stream.`);
+        }
+        pending = undefined;
+        if (next.done) return { ...result, output: items };
+        items.push(next.value);
+        // A stream that never waits would starve the timers that bound it (toolTimeoutMs,
+        // maxExecutionTime): let them run once a batch.
+        if (items.length % streamBatchSize === 0)
+          await new Promise((resolve) => setImmediate(resolve));
+      }
+    } catch (error) {
+      pending = undefined;
+      return fail(
+        `Tool '${result.name}' failed while streaming: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    } finally {
+      deadline?.clear();
+      if (pending) {
+        // Cut off mid-read: abort the tool's signal and close the stream, without waiting on
+        // a read that may never end (return() queues behind it).
+        link.abort();
+        iterator.return?.()?.catch(() => {});
+      }
+      link.unlink();
+    }
   }
 
   /**

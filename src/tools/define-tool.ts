@@ -18,7 +18,13 @@ export interface ToolDefinition<Input extends z.ZodType, Output> {
   readonly execute: (args: z.output<Input>, context: ToolContext) => Output | Promise<Output>;
   /** Warn the model, once, when it repeats an identical call in one run (SPEC C8). */
   readonly duplicateCallWarn?: boolean;
-  /** A single call of this tool ends the run with its output (SPEC R4). */
+  /**
+   * A successful call of this tool, alone in its step, ends the run with its output as the
+   * answer (SPEC R4, LangChain's `return_direct`); the answer is validated like a model's.
+   * A stream it returns is read to its end first: the output is then the array of its items.
+   * Decided by the tool's name, not by who runs it: when a connected remote executor lists a
+   * tool of this name, the remote runs the call (SPEC C10) and its output still ends the run.
+   */
   readonly returnDirect?: boolean;
   /** Advice rendered into the system prompt's tool best-practices block (SPEC P3). */
   readonly bestPractices?: readonly string[];

@@ -6,6 +6,7 @@ import {
   type ChainEvent,
   chainMachine,
 } from '../../machines/chain.js';
+import { directReturnCall } from '../../machines/early-stopping.js';
 import {
   answerTextOf,
   type ChainMachine,
@@ -97,7 +98,10 @@ function expectedRequests(snapshot: ChainSnapshot): unknown[] {
   if (snapshot.matches('doing')) {
     const blocked = new Set(context.blockedResults.map((r) => r.toolCallId));
     const calls = context.toolCalls.filter((call) => !blocked.has(call.id));
-    return [{ type: 'executeTools', input: { calls } }];
+    // The one call whose output would be the answer is named, so its stream is read whole.
+    const direct = directReturnCall(context.toolCalls, context.config.returnDirectTools);
+    const directCallId = direct && calls.includes(direct) ? direct.id : undefined;
+    return [{ type: 'executeTools', input: { calls, ...(directCallId && { directCallId }) } }];
   }
   if (snapshot.matches('validating')) {
     return [{ type: 'validateResult', input: { text: answerTextOf(snapshot) } }];

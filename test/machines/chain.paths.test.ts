@@ -2,6 +2,7 @@ import { responseToolCalls } from 'statecraft';
 import { describe, expect, it } from 'vitest';
 import { chainMachine } from '../../machines/chain.js';
 import { EARLY_STOP_MESSAGE } from '../../machines/early-stopping.js';
+import { pendingToolCalls } from '../../src/compile/tool-linkage.js';
 import {
   type ChainPath,
   chainGraph,
@@ -272,6 +273,78 @@ describe(`chain machine: ${walks.map((w) => `${w.name} ${w.paths.length}`).join(
       });
     });
 
+    it('answers every call in the transcript once the final call of generate has answered', () => {
+      // However the final call ends (an answer, calls only, over the budget), the calls it made
+      // are dropped and the last step's are closed: no call is left waiting in the transcript.
+      const concluded = walks.flatMap(({ name, finalPaths }) =>
+        finalPaths
+          .filter((path) => path.steps.some((step) => step.state.matches('concluding')))
+          .map((path) => ({ name, path, title: `${name}: ${pathName(path)}` })),
+      );
+      // Among them the two endings that once kept the final call's calls: no text, over budget.
+      expect(concluded.map((c) => c.title)).toEqual(
+        expect.arrayContaining([
+          'generate: timeLimit → callsOnly ⇒ failed',
+          'generate: toolCall → timeLimit → toolCall ⇒ failed',
+        ]),
+      );
+      for (const { path, title } of concluded) {
+        const transcript = path.state.output?.transcript;
+        expect(transcript && pendingToolCalls(transcript).calls, title).toEqual([]);
+      }
+    });
+
+    it('fails with the limit that fired, and says when the budget kept generate from concluding', () => {
+      // The time limit fires with the budget spent exactly: TIMEOUT, not TOKEN_LIMIT.
+      const noFinalCall = /'generate' made no final call: all 60 tokens of maxTokens were spent/;
+      for (const path of [
+        'toolCall → timeLimit ⇒ failed',
+        'twoCalls → timeLimit ⇒ failed',
+        'toolCall → toolsDone → timeLimit ⇒ failed',
+      ]) {
+        const { output } = named('exactBudget', path).state;
+        expect(output, path).toMatchObject({
+          status: 'failed',
+          failure: { code: 'TIMEOUT', limit: 60_000, message: expect.stringMatching(noFinalCall) },
+        });
+      }
+      // Without earlyStopping the same time limit says nothing about generating.
+      expect(named('timeLimit', 'toolCall → timeLimit ⇒ failed').state.context.failure).toEqual({
+        code: 'TIMEOUT',
+        message: 'Reached maxExecutionTime (60000 ms) without a final answer',
+        limit: 60_000,
+      });
+      // A budget spent exactly with no limit reached is the token limit: after tools, or
+      // after a correction when no generation can follow.
+      for (const path of [
+        'toolCall → toolsFailed ⇒ failed',
+        'twoCalls → toolsDone ⇒ failed',
+        'toolCall → toolsDone → invalid ⇒ failed',
+      ]) {
+        expect(named('exactBudget', path).state.output, path).toMatchObject({
+          status: 'failed',
+          failure: { code: 'TOKEN_LIMIT', limit: 60 },
+        });
+      }
+      // And a direct return needs no further call: it succeeds on the exact budget.
+      expect(
+        named('exactBudget', 'toolCall → toolsDone → valid ⇒ succeeded').state.output,
+      ).toMatchObject({ status: 'succeeded', text: 'Paris' });
+    });
+
+    it('says nothing of generate when a run without earlyStopping times out on an exact budget', () => {
+      // Not one of PATH_CONFIGS (it adds no state): exactBudget without earlyStopping.
+      const { earlyStopping: _, ...config } = PATH_CONFIGS.exactBudget;
+      const path = simplePaths(chainMachine, config).find(
+        (p) => pathName(p) === 'toolCall → timeLimit ⇒ failed',
+      );
+      expect(path?.state.context.failure).toEqual({
+        code: 'TIMEOUT',
+        message: 'Reached maxExecutionTime (60000 ms) without a final answer',
+        limit: 60_000,
+      });
+    });
+
     it('returns one successful returnDirect call directly, and nothing else', () => {
       const direct = named('returnDirect', 'toolCall → toolsDone → valid ⇒ succeeded').state.output;
       expect(direct).toMatchObject({ status: 'succeeded', text: 'Paris', iterations: 1 });
@@ -287,8 +360,12 @@ describe(`chain machine: ${walks.map((w) => `${w.name} ${w.paths.length}`).join(
 
   it('keeps its context at 19 keys at most, where XState copies it at full speed', () => {
     // See ChainContext: with 20 keys each assign makes a dictionary-mode copy, ~10× slower.
-    for (const snapshot of [...base.graph.vertices.values()]) {
-      expect(Object.keys(snapshot.context).length).toBeLessThanOrEqual(19);
+    // Every config: an option's states (stopping, concluding) may assign keys the base never does.
+    for (const { name, graph } of walks) {
+      for (const snapshot of graph.vertices.values()) {
+        const keys = Object.keys(snapshot.context);
+        expect(keys.length, `${name}: ${keys.join(', ')}`).toBeLessThanOrEqual(19);
+      }
     }
   });
 
