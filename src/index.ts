@@ -137,6 +137,14 @@ export {
   type ToolChoice,
   type ToolSpec,
 } from './model/language-model.js';
+export { inspectRuns, type RunInspector } from './observe/inspect-runs.js';
+export { observeRuns } from './observe/registry.js';
+export type {
+  ObservedModelCall,
+  ObservedRun,
+  ObservedToolCall,
+  RunObserver,
+} from './observe/run-observer.js';
 export type { BatchOptions, BatchResult } from './runnable/batch.js';
 export { fromChain } from './runnable/from-chain.js';
 export { fromFunction } from './runnable/from-function.js';

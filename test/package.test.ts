@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { ConfigError, ModelError } from 'statecraft';
+import { ConfigError, ModelError, type ObservedRun, observeRuns, sequence } from 'statecraft';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
@@ -68,14 +68,16 @@ describe('the built package', () => {
       'stateNodePaths',
       'transitionName',
     ]);
-    expect(seen.types).toEqual([true, true, true, true, true, true]);
+    expect(seen.types).toEqual([true, true, true, true, true, true, true]);
   });
 
   // DESIGN principle 7: optional weight stays optional. A resolve hook logs every module the
   // import loads; `statecraft` must load no provider SDK, each subpath only its own.
   it('loads no provider SDK for `statecraft`, and each SDK only from its own subpath', async () => {
     const sdks = ['openai', '@anthropic-ai/sdk', '@google/genai', '@modelcontextprotocol/sdk'];
-    const loaded = async (specifier: string) => {
+    // Not among `sdks` for the provider subpaths: @anthropic-ai/sdk loads it on its own.
+    const withOtel = [...sdks, '@opentelemetry/api'];
+    const loaded = async (specifier: string, among = sdks) => {
       const log = join(pkg, `loaded-${specifier.replace(/\W/g, '_')}.log`);
       await writeFile(
         join(pkg, 'log-hooks.mjs'),
@@ -97,14 +99,15 @@ describe('the built package', () => {
         },
       );
       const urls = (await readFile(log, 'utf8')).split('\n');
-      return sdks.filter((sdk) => urls.some((url) => url.includes(`/node_modules/${sdk}/`)));
+      return among.filter((sdk) => urls.some((url) => url.includes(`/node_modules/${sdk}/`)));
     };
-    expect(await loaded('statecraft')).toEqual([]);
-    expect(await loaded('statecraft/testing')).toEqual([]);
+    expect(await loaded('statecraft', withOtel)).toEqual([]);
+    expect(await loaded('statecraft/testing', withOtel)).toEqual([]);
     expect(await loaded('statecraft/openai')).toEqual(['openai']);
     expect(await loaded('statecraft/anthropic')).toEqual(['@anthropic-ai/sdk']);
     expect(await loaded('statecraft/gemini')).toEqual(['@google/genai']);
     expect(await loaded('statecraft/mcp')).toEqual(['@modelcontextprotocol/sdk']);
+    expect(await loaded('statecraft/otel', withOtel)).toEqual(['@opentelemetry/api']);
   }, 60_000);
 
   it('recognises errors from another copy of the package with isInstance, where instanceof fails', async () => {
@@ -116,5 +119,37 @@ describe('the built package', () => {
     expect(ConfigError.isInstance(theirs)).toBe(true);
     expect(ModelError.isInstance(theirs)).toBe(false);
     expect(copy.ModelError.isInstance(new ModelError('x', { retryable: true }))).toBe(true);
+  });
+
+  // `statecraft run` from a global install, running a script that imports its own copy: the
+  // observers registered through one copy hear of the runs of the other, and a Runnable of
+  // one copy wrapping a chain of the other still reports one run, its child.
+  it('shares run observers with another copy of the package in the same process', async () => {
+    const copy = (await import(
+      pathToFileURL(join(pkg, 'dist/src/index.js')).href
+    )) as typeof import('statecraft');
+    const testing = (await import(
+      pathToFileURL(join(pkg, 'dist/src/testing.js')).href
+    )) as typeof import('statecraft/testing');
+    const runs: ObservedRun[] = [];
+    const off = observeRuns({ onRunStart: (run) => void runs.push(run) });
+    try {
+      const chain = copy.createChain({
+        name: 'theirs',
+        model: new testing.ScriptedModel([{ text: 'one' }, { text: 'two' }]),
+      });
+      await chain.invoke('hi');
+      expect(runs.map((run) => `${run.kind}:${run.name}`)).toEqual(['chain:theirs']);
+
+      runs.length = 0;
+      await sequence(chain).invoke('hi');
+      expect(runs.map((run) => `${run.kind}:${run.name}`)).toEqual([
+        'sequence:theirs',
+        'chain:theirs',
+      ]);
+      expect(runs[1]?.parentRunId).toBe(runs[0]?.runId);
+    } finally {
+      off();
+    }
   });
 });

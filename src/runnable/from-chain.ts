@@ -1,4 +1,6 @@
 import { userMessage } from '../messages.js';
+import { OBSERVED_AS, REPORTS_ITSELF } from '../observe/observe-agent-run.js';
+import { type InheritsObservers, RUN_OBSERVERS } from '../observe/registry.js';
 import type {
   Chain,
   ChainResult,
@@ -21,10 +23,18 @@ export function fromChain<T>(
   return createRunnable<string | ChainRunInput, ChainResult<T>>({
     name,
     kind: 'chain',
+    // Observers see the chain's own run, as this Runnable run (SPEC X4): one run, not two.
+    [REPORTS_ITSELF]: true,
     run: async (input, context) => {
-      const { signal, inspect, intermediateResults: shared } = context.config;
+      const { signal, inspect, observers, intermediateResults: shared } = context.config;
       const runInput = withShared(input, shared);
-      const options = { ...(signal && { signal }), ...(inspect && { inspect }) };
+      const options = {
+        ...(signal && { signal }),
+        ...(inspect && { inspect }),
+        ...(observers && { observers }),
+        [OBSERVED_AS]: context.run,
+        [RUN_OBSERVERS]: (context.config as InheritsObservers)[RUN_OBSERVERS],
+      };
       let result: ChainResult<T> | undefined;
       if (context.streaming) {
         for await (const event of chain.stream(runInput, options)) {

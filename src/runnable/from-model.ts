@@ -1,8 +1,12 @@
 import { type Message, userMessage } from '../messages.js';
 import { ResponseCollector } from '../model/collect-stream.js';
 import type { LanguageModel, ModelRequest, ModelResponse } from '../model/language-model.js';
+import { REPORTS_ITSELF } from '../observe/observe-agent-run.js';
+import { observersFor } from '../observe/registry.js';
+import { observedTime, startObservation } from '../observe/run-observation.js';
+import type { ObservedModelCall } from '../observe/run-observer.js';
 import { Transcript } from '../transcript.js';
-import { createRunnable, type Runnable } from './runnable.js';
+import { createRunnable, type RunContext, type Runnable } from './runnable.js';
 
 /** A model's input as a step: a prompt, a conversation, or a whole request. */
 export type ModelInput =
@@ -25,20 +29,52 @@ export function fromModel(
   return createRunnable<ModelInput, ModelResponse>({
     name,
     kind: 'model',
+    // Observers see this run with its model and its one model call (SPEC X4): what a trace
+    // needs to show it as a model call, which a Runnable run's name and kind do not say.
+    [REPORTS_ITSELF]: true,
     run: async (input, context) => {
-      const request = requestOf(input, settings);
-      const { signal } = context.config;
-      const options = signal ? { signal } : {};
-      if (!context.streaming) return model.generate(request, options);
-      const collector = new ResponseCollector();
-      for await (const part of model.stream(request, options)) {
-        collector.add(part);
-        if (part.type === 'text-delta') context.emit({ type: 'text-delta', delta: part.delta });
-        if (part.type === 'tool-call') context.emit({ type: 'tool-call', toolCall: part.toolCall });
+      const { signal, observers } = context.config;
+      const observation = startObservation(
+        observersFor(observers),
+        {
+          ...context.run,
+          model: { provider: model.provider, modelId: model.modelId },
+          startTime: observedTime(),
+        },
+        input,
+      );
+      let call: ObservedModelCall | undefined;
+      try {
+        const request = requestOf(input, settings);
+        call = observation?.modelCallStart(1, 'generation', request, performance.now());
+        const response = await callModel(request, signal, context);
+        if (call) observation?.modelCallAnswered(call, response, performance.now());
+        observation?.succeeded(response, response.usage);
+        return response;
+      } catch (error) {
+        if (call) observation?.modelCallFailed(call, error, performance.now());
+        observation?.failed(error);
+        throw error;
       }
-      return collector.response();
     },
   });
+
+  /** One call: streamed (its deltas passed on) when a stream reads the run, else generated. */
+  async function callModel(
+    request: ModelRequest,
+    signal: AbortSignal | undefined,
+    context: RunContext,
+  ): Promise<ModelResponse> {
+    const options = signal ? { signal } : {};
+    if (!context.streaming) return model.generate(request, options);
+    const collector = new ResponseCollector();
+    for await (const part of model.stream(request, options)) {
+      collector.add(part);
+      if (part.type === 'text-delta') context.emit({ type: 'text-delta', delta: part.delta });
+      if (part.type === 'tool-call') context.emit({ type: 'tool-call', toolCall: part.toolCall });
+    }
+    return collector.response();
+  }
 }
 
 function requestOf(input: ModelInput, settings: ModelSettings): ModelRequest {

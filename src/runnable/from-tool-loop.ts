@@ -1,4 +1,6 @@
 import type { ToolCall } from '../messages.js';
+import { OBSERVED_AS, REPORTS_ITSELF } from '../observe/observe-agent-run.js';
+import { type InheritsObservers, RUN_OBSERVERS } from '../observe/registry.js';
 import type {
   ToolLoop,
   ToolLoopResult,
@@ -19,9 +21,17 @@ export function fromToolLoop(
   return createRunnable<string | ToolLoopRunInput, ToolLoopResult>({
     name,
     kind: 'tool-loop',
+    // Observers see the loop's own run, as this Runnable run (SPEC X4): one run, not two.
+    [REPORTS_ITSELF]: true,
     run: async (input, context) => {
-      const { signal, inspect } = context.config;
-      const options = { ...(signal && { signal }), ...(inspect && { inspect }) };
+      const { signal, inspect, observers } = context.config;
+      const options = {
+        ...(signal && { signal }),
+        ...(inspect && { inspect }),
+        ...(observers && { observers }),
+        [OBSERVED_AS]: context.run,
+        [RUN_OBSERVERS]: (context.config as InheritsObservers)[RUN_OBSERVERS],
+      };
       if (!context.streaming) return loop.invoke(input, options);
       let result: ToolLoopResult | undefined;
       for await (const event of loop.stream(input, options)) {

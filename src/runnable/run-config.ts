@@ -1,4 +1,5 @@
 import type { InspectionEvent, Observer } from 'xstate';
+import type { RunObserver } from '../observe/run-observer.js';
 
 // What travels with a run through every Runnable (SPEC R1–R3): the caller's signal and
 // callbacks, the id of the run that started this one (so nested runs form a tree), and the
@@ -61,6 +62,11 @@ export interface RunConfig {
   readonly sessionId?: string;
   /** XState's inspection hook, handed to chains and tool loops. */
   readonly inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  /**
+   * Told of this run and of every run it starts (SPEC X4), besides the observers
+   * `observeRuns` registered. Unlike callbacks, observers never fail or delay a run.
+   */
+  readonly observers?: RunObserver | readonly RunObserver[];
 }
 
 export function callbackList(config: RunConfig | undefined): readonly RunCallbacks[] {

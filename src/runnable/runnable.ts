@@ -1,5 +1,6 @@
 import { AbortError } from '../errors.js';
 import { linkedController } from '../linked-controller.js';
+import { REPORTS_ITSELF } from '../observe/observe-agent-run.js';
 import { EventQueue } from '../runtime/event-queue.js';
 import { type BatchOptions, type BatchResult, batchSettled } from './batch.js';
 import { withFallbackList } from './fallbacks.js';
@@ -77,6 +78,8 @@ export interface RunnableDefinition<I, O> {
   readonly name: string;
   readonly kind: RunKind;
   readonly run: (input: I, context: RunContext) => Promise<O>;
+  /** Set by fromChain / fromToolLoop: their run reports itself to run observers (SPEC X4). */
+  readonly [REPORTS_ITSELF]?: boolean;
 }
 
 const RUNNABLE = Symbol.for('statecraft.runnable');
@@ -86,7 +89,7 @@ const RUNNABLE = Symbol.for('statecraft.runnable');
  * child reports into the same stream however it is called: by a composition, or by a function
  * step that hands its config on to `invoke`.
  */
-const EVENT_SINK = Symbol('statecraft.eventSink');
+const EVENT_SINK = Symbol.for('statecraft.eventSink');
 type EventSink = (event: InnerRunEvent) => void;
 type SinkConfig = RunConfig & { readonly [EVENT_SINK]?: EventSink };
 
@@ -97,17 +100,25 @@ export function isRunnable(value: unknown): value is Runnable<unknown, unknown> 
 /** Builds a Runnable from its work. The composition helpers and the adapters all use it. */
 export function createRunnable<I, O>(definition: RunnableDefinition<I, O>): Runnable<I, O> {
   const { name, kind, run } = definition;
+  const reportsItself = definition[REPORTS_ITSELF] === true;
 
   /** One run: callbacks around it, and its events into `sink` when a stream reads it. */
   async function perform(input: I, config: SinkConfig | undefined): Promise<O> {
     const sink = config?.[EVENT_SINK];
     if (!sink) {
-      return traced(config, name, kind, input, (childConfig, info) => {
-        throwIfAborted(childConfig.signal);
-        return run(input, contextOf(childConfig, info, undefined));
-      });
+      return traced(
+        config,
+        name,
+        kind,
+        input,
+        (childConfig, info) => {
+          throwIfAborted(childConfig.signal);
+          return run(input, contextOf(childConfig, info, undefined));
+        },
+        reportsItself,
+      );
     }
-    const active = await startRun(config, name, kind, input);
+    const active = await startRun(config, name, kind, input, reportsItself);
     const { info } = active;
     sink({ type: 'run-start', run: info, input });
     let output: O;

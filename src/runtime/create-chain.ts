@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import {
   type ActorSystem,
+  type AnyActorRef,
   createActor,
   fromCallback,
   type InspectionEvent,
@@ -11,6 +12,7 @@ import { LocalToolRegistry } from '../../adapters/tools/local-registry.js';
 import {
   type CallModelInput,
   type ChainConfig,
+  type ChainContext,
   type ChainEffectRequest,
   type ChainEvent,
   type ChainInput,
@@ -41,6 +43,10 @@ import type {
   ResponseFormat,
   StreamPart,
 } from '../model/language-model.js';
+import { inspectorFor } from '../observe/inspect-runs.js';
+import { type AgentRunObserving, observeAgentRun } from '../observe/observe-agent-run.js';
+import { observeChildRuns } from '../observe/observe-child-runs.js';
+import type { RunObserver } from '../observe/run-observer.js';
 import { type BatchResult, batchSettled } from '../runnable/batch.js';
 import { jsonCandidates } from '../structured/extract-json.js';
 import {
@@ -68,8 +74,12 @@ export interface ChainRunInput {
 export interface ChainRunOptions {
   /** Aborting ends the run in `failed` with an AbortError; the model call and every tool see it. */
   readonly signal?: AbortSignal;
-  /** XState's inspection hook: pass `createBrowserInspector().inspect` or any observer. */
+  /** XState's inspection hook: pass `createBrowserInspector().inspect` or any observer; `inspectRuns` adds more. */
   readonly inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  /** Told of this run as it happens (SPEC X4), besides the observers `observeRuns` registered. */
+  readonly observers?: RunObserver | readonly RunObserver[];
+  /** The run that started this one, for observers' tree of runs (a Runnable's RunConfig has it). */
+  readonly parentRunId?: string;
 }
 
 export interface ChainResult<T> {
@@ -198,6 +208,8 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
     readonly recorder: RunRecorder;
   }
   const resources = new WeakMap<AnyActorSystem, RunResources>();
+  /** The recorders of runs an app's machine invoked, by the chain actor (SPEC R5, X4). */
+  const childRuns = new WeakMap<AnyActorRef, RunRecorder>();
   const newResources = (onPart?: PartListener, recorder = new RunRecorder()): RunResources => {
     const controller = new AbortController();
     setMaxListeners(0, controller.signal); // every concurrent tool call listens to it
@@ -209,6 +221,10 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
       streamBatchSize: options.streamBatchSize ?? 5,
       onCallDone: (done) =>
         recorder.toolCall(done.call, done.result, done.executor, done.startedAt, done.endedAt),
+      ...(recorder.observation && {
+        onCallStart: (call: ToolCall, executor: string, startedAt: number) =>
+          recorder.toolCallStarted(call, executor, startedAt),
+      }),
     });
     return { controller, tools, onPart, recorder };
   };
@@ -251,9 +267,12 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
   // for, are dropped, and what the machine asks next runs under the new one (streams opened
   // before are aborted too: no step reads them after a stop). One controller per cancel, not
   // per effect: two AbortControllers a step cost the bench's chain step ~30 µs of ~150.
-  const effects = fromCallback<ChainEffectRequest>(({ sendBack, receive, system }) => {
-    // A chain invoked from an app's machine has no run() around it: it owns its resources.
-    const owned = resources.get(system) ? undefined : newResources();
+  const effects = fromCallback<ChainEffectRequest>(({ sendBack, receive, system, self }) => {
+    // A chain invoked from an app's machine has no run() around it: it owns its resources,
+    // and records into the observed run its chain actor (this actor's parent) reports as.
+    const owned = resources.get(system)
+      ? undefined
+      : newResources(undefined, self._parent && childRuns.get(self._parent));
     const run = (resources.get(system) ?? owned) as RunResources;
     const { controller, tools } = run;
     let current = linkedController(controller.signal).controller;
@@ -292,7 +311,47 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
     };
   });
 
-  const machine = chainMachine.provide({ actors: { effects } }) as ChainMachine<T>;
+  const observedAgent = {
+    name: options.name ?? 'chain',
+    kind: 'chain',
+    machine: chainMachine.provide({ actors: { effects } }) as ChainMachine<T>,
+    model,
+  } as const;
+  const machine = observeChildRuns(observedAgent.machine, observedAgent, {
+    runInput: chainRunInput,
+    begin(actor, observation) {
+      const recorder = new RunRecorder(observation);
+      childRuns.set(actor, recorder);
+      return (end) => {
+        childRuns.delete(actor);
+        recorder.finish();
+        if (end.how === 'done') {
+          const output = end.output as ChainOutput;
+          if (output.status === 'failed') errorOf(output, recorder);
+          else settle(output, recorder);
+          return;
+        }
+        const context = end.context as ChainContext | undefined;
+        const partial = context && {
+          transcript: context.transcript.toArray(),
+          usage: context.usage,
+          steps: context.steps,
+          details: recorder.details(),
+        };
+        const error =
+          end.how === 'stopped'
+            ? new AbortError(
+                'The chain was stopped before it finished: the machine that invoked it left the state that runs it',
+                { ...(partial && { partial }) },
+              )
+            : new ChainError(`The chain machine failed: ${messageOf(end.error)}`, {
+                cause: end.error,
+                ...(partial && { partial }),
+              });
+        observation.failed(error, context?.usage);
+      };
+    },
+  });
 
   async function validate(text: string): Promise<ValidationOutcome> {
     let value: unknown = text;
@@ -346,14 +405,27 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
     onPart?: PartListener,
     onSnapshot?: (snapshot: ChainSnapshot) => void,
   ): Promise<ChainOutput> {
-    const actor = createActor(machine, {
-      input: input(runInput),
-      ...(runOptions.inspect && { inspect: runOptions.inspect }),
-    });
+    const { observation } = recorder;
+    let machineInput: ChainInput;
+    try {
+      machineInput = input(runInput);
+    } catch (error) {
+      observation?.failed(error);
+      throw error;
+    }
+    const inspect = inspectorFor(runOptions.inspect);
+    const actor = createActor(machine, { input: machineInput, ...(inspect && { inspect }) });
     const runResources = newResources(onPart, recorder);
     resources.set(actor.system, runResources);
+    // Observers see every macrostep; unobserved runs subscribe only when streamed, as before.
+    const observedSnapshot = observation
+      ? (snapshot: ChainSnapshot) => {
+          onSnapshot?.(snapshot);
+          observation.state(snapshot.value, snapshot.context);
+        }
+      : onSnapshot;
     try {
-      return await runActor(actor, { signal: runOptions.signal, onSnapshot });
+      return await runActor(actor, { signal: runOptions.signal, onSnapshot: observedSnapshot });
     } catch (error) {
       // The machine itself threw (a bug, or a provided action that failed): still a typed
       // error that keeps what the run had done.
@@ -364,23 +436,29 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
         steps: context.steps,
         details: recorder.details(),
       };
-      throw new ChainError(
+      const failure = new ChainError(
         `The chain machine failed: ${error instanceof Error ? error.message : String(error)}`,
         {
           cause: error,
           partial,
         },
       );
+      observation?.failed(failure, context.usage);
+      throw failure;
     } finally {
       await dispose(runResources);
     }
   }
 
+  /** A run's recorder, observed when anyone observes runs (SPEC X4): the run starts here. */
+  const recorderFor = (runInput: string | ChainRunInput, runOptions: AgentRunObserving) =>
+    new RunRecorder(observeAgentRun(runOptions, observedAgent, runInput));
+
   async function invoke(
     runInput: string | ChainRunInput,
     runOptions: ChainRunOptions = {},
   ): Promise<ChainResult<T>> {
-    const recorder = new RunRecorder();
+    const recorder = recorderFor(runInput, runOptions);
     return settle<T>(await run(runInput, runOptions, recorder), recorder);
   }
 
@@ -423,7 +501,7 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
         if (part.type === 'text-delta')
           queue.push({ type: 'text-delta', delta: part.delta, iteration });
       };
-      const recorder = new RunRecorder();
+      const recorder = recorderFor(runInput, runOptions);
       queue.endWith(
         run(runInput, { ...runOptions, signal: stop.signal }, recorder, onPart, onSnapshot),
         (output) => ({
@@ -451,6 +529,17 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
   };
 }
 
+/** What observers are told a chain actor an app's machine invoked started with: invoke()'s input shape. */
+function chainRunInput(machineInput: unknown): unknown {
+  if (typeof machineInput !== 'object' || machineInput === null) return machineInput;
+  const { messages, intermediateResults } = machineInput as Partial<ChainInput>;
+  return { messages, ...(intermediateResults && { intermediateResults }) };
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 /** The abort reason effects see when their run ends first; made once, since stacks are costly. */
 const RUN_ENDED = new AbortError('The run ended before this effect finished');
 
@@ -470,7 +559,7 @@ function settle<T>(output: ChainOutput, recorder: RunRecorder): ChainResult<T> {
     mutationLog,
     intermediateResults,
   } = output;
-  return withDetails(
+  const settled = withDetails(
     {
       status,
       result: result as T,
@@ -486,6 +575,8 @@ function settle<T>(output: ChainOutput, recorder: RunRecorder): ChainResult<T> {
     },
     recorder,
   );
+  recorder.observation?.succeeded(settled, usage);
+  return settled;
 }
 
 /** Maps a failure's code to its error class, carrying the partial run. */
@@ -503,6 +594,16 @@ function errorOf(
     details: recorder.details(),
   };
   const options = { partial, ...(failure.cause !== undefined && { cause: failure.cause }) };
+  const error = chainErrorOf(failure, output, options);
+  recorder.observation?.failed(error, output.usage);
+  return error;
+}
+
+function chainErrorOf(
+  failure: Extract<ChainOutput, { status: 'failed' }>['failure'],
+  output: Extract<ChainOutput, { status: 'failed' }>,
+  options: { partial: ChainPartialResult; cause?: unknown },
+): StatecraftError {
   switch (failure.code) {
     case 'PROTOCOL_ERROR':
       return new ProtocolError(failure.message, options);

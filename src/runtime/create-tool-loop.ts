@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import {
   type ActorSystem,
+  type AnyActorRef,
   createActor,
   type EventObject,
   fromCallback,
@@ -19,6 +20,7 @@ import {
   type ResponseOutcome,
   type StopReason,
   type ToolLoopConfig,
+  type ToolLoopContext,
   type ToolLoopFailure,
   type ToolLoopInput,
   type ToolLoopOutput,
@@ -41,6 +43,14 @@ import type { Message } from '../messages.js';
 import { ResponseCollector } from '../model/collect-stream.js';
 import type { ModelRequest, StreamPart } from '../model/language-model.js';
 import { responseText } from '../model/language-model.js';
+import { inspectorFor } from '../observe/inspect-runs.js';
+import {
+  type AgentRunObserving,
+  childObserving,
+  observeAgentRun,
+} from '../observe/observe-agent-run.js';
+import { observeChildRuns } from '../observe/observe-child-runs.js';
+import type { RunObserver } from '../observe/run-observer.js';
 import { type BatchResult, batchSettled } from '../runnable/batch.js';
 import { jsonCandidates } from '../structured/extract-json.js';
 import { readPlanStream, type StreamedPlan } from '../tool-loop/instant-plan.js';
@@ -71,8 +81,12 @@ export interface ToolLoopRunInput {
 export interface ToolLoopRunOptions {
   /** Aborting ends the run with an AbortError; the planner, every running tool and the responder see it. */
   readonly signal?: AbortSignal;
-  /** XState's inspection hook. */
+  /** XState's inspection hook, besides the inspectors `inspectRuns` registered. */
   readonly inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  /** Told of this run as it happens (SPEC X4), besides the observers `observeRuns` registered. */
+  readonly observers?: RunObserver | readonly RunObserver[];
+  /** The run that started this one, for observers' tree of runs (a Runnable's RunConfig has it). */
+  readonly parentRunId?: string;
 }
 
 export interface ToolLoopResult {
@@ -179,12 +193,16 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
   // What a run started by invoke(), stream() or planOnly() gives its actors, found by the
   // run's actor system: where the final response's text deltas go (stream()), and the
   // recorder of its model and tool calls (details()). A loop invoked from an app's machine
-  // has neither.
+  // has a recorder only while someone observes runs (SPEC R5, X4), found by the loop actor,
+  // the parent of the actors it invokes.
   interface RunHooks {
     readonly recorder: RunRecorder;
     readonly onDelta?: (delta: string) => void;
   }
   const runs = new WeakMap<AnyActorSystem, RunHooks>();
+  const childRuns = new WeakMap<AnyActorRef, RunHooks>();
+  const hooksOf = (system: AnyActorSystem, self: AnyActorRef): RunHooks | undefined =>
+    (self._parent && childRuns.get(self._parent)) ?? runs.get(system);
 
   async function plan(
     context: PlannerContext,
@@ -237,38 +255,44 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
     }
   }
 
-  const planActor = fromPromise<PlanOutcome, PlannerContext>(({ input, signal, system }) =>
-    plan(input, signal, runs.get(system)?.recorder),
+  const planActor = fromPromise<PlanOutcome, PlannerContext>(({ input, signal, system, self }) =>
+    plan(input, signal, hooksOf(system, self)?.recorder),
   );
 
-  const executeActor = fromCallback<EventObject, ExecuteInput>(({ input, sendBack, system }) => {
-    const recorder = runs.get(system)?.recorder;
-    const controller = new AbortController();
-    setMaxListeners(0, controller.signal); // every running tool listens to it
-    const send = (event: ExecuteEvent) => {
-      if (!controller.signal.aborted) sendBack(event);
-    };
-    executeCommands(input.commands, {
-      registry,
-      concurrency: options.concurrency,
-      signal: controller.signal,
-      idPrefix: `round${input.roundIndex + 1}`,
-      onRecord: (index, record) => send({ type: 'execute.record', index, record }),
-      ...(recorder && {
-        onCallDone: (call, result, startedAt, endedAt) =>
-          recorder.toolCall(call, result, 'local', startedAt, endedAt),
-      }),
-    }).then(
-      (records) => send({ type: 'execute.done', records }),
-      (error: unknown) => send({ type: 'execute.error', error }),
-    );
-    // Leaving `executing` (abort, timeout) cancels every tool still running.
-    return () => controller.abort(LOOP_LEFT);
-  });
+  const executeActor = fromCallback<EventObject, ExecuteInput>(
+    ({ input, sendBack, system, self }) => {
+      const recorder = hooksOf(system, self)?.recorder;
+      const controller = new AbortController();
+      setMaxListeners(0, controller.signal); // every running tool listens to it
+      const send = (event: ExecuteEvent) => {
+        if (!controller.signal.aborted) sendBack(event);
+      };
+      executeCommands(input.commands, {
+        registry,
+        concurrency: options.concurrency,
+        signal: controller.signal,
+        idPrefix: `round${input.roundIndex + 1}`,
+        onRecord: (index, record) => send({ type: 'execute.record', index, record }),
+        ...(recorder && {
+          onCallDone: (call, result, startedAt, endedAt) =>
+            recorder.toolCall(call, result, 'local', startedAt, endedAt),
+        }),
+        ...(recorder?.observation && {
+          onCallStart: (call, startedAt) => recorder.toolCallStarted(call, 'local', startedAt),
+        }),
+      }).then(
+        (records) => send({ type: 'execute.done', records }),
+        (error: unknown) => send({ type: 'execute.error', error }),
+      );
+      // Leaving `executing` (abort, timeout) cancels every tool still running.
+      return () => controller.abort(LOOP_LEFT);
+    },
+  );
 
   const respondActor = fromPromise<ResponseOutcome, RespondInput>(
-    async ({ input, signal, system }) => {
+    async ({ input, signal, system, self }) => {
       const { userInput, extraRequirement, convergence } = input;
+      const hooks = hooksOf(system, self);
       if (typeof respond === 'function') {
         const text = await respond(
           {
@@ -288,10 +312,12 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
         options.instructions,
       );
       if (typeof respond === 'object') {
-        const answer = await respond.invoke({ messages }, { signal });
+        // A chain responder's run is a child of this loop's run for observers (SPEC X4).
+        const observing = childObserving(hooks?.recorder.observation);
+        const answer = await respond.invoke({ messages }, { signal, ...observing });
         return { text: answer.text, result: answer.result, usage: answer.usage };
       }
-      return respondWithModel(messages, signal, runs.get(system));
+      return respondWithModel(messages, signal, hooks);
     },
   );
 
@@ -317,9 +343,49 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
     return { text, result: text, usage: response.usage };
   }
 
-  const machine = toolLoopMachine.provide({
-    actors: { plan: planActor, execute: executeActor, respond: respondActor },
-  }) as typeof toolLoopMachine;
+  const observedAgent = {
+    name: options.name ?? 'tool-loop',
+    kind: 'tool-loop',
+    machine: toolLoopMachine.provide({
+      actors: { plan: planActor, execute: executeActor, respond: respondActor },
+    }) as typeof toolLoopMachine,
+    model,
+  } as const;
+  const machine = observeChildRuns(observedAgent.machine, observedAgent, {
+    runInput: loopRunInput,
+    begin(actor, observation) {
+      const recorder = new RunRecorder(observation);
+      childRuns.set(actor, { recorder });
+      return (end) => {
+        childRuns.delete(actor);
+        recorder.finish();
+        if (end.how === 'done') {
+          const output = end.output as ToolLoopOutput;
+          if (output.status === 'failed') errorOf(output, recorder);
+          else settle(output, recorder);
+          return;
+        }
+        const context = end.context as ToolLoopContext | undefined;
+        const partial: ToolLoopPartialResult | undefined = context && {
+          transcript: [],
+          usage: context.usage,
+          toolLogs: context.donePlans,
+          details: recorder.details(),
+        };
+        const error =
+          end.how === 'stopped'
+            ? new AbortError(
+                'The tool loop was stopped before it finished: the machine that invoked it left the state that runs it',
+                { ...(partial && { partial }) },
+              )
+            : new ChainError(
+                `The tool loop machine failed: ${end.error instanceof Error ? end.error.message : String(end.error)}`,
+                { cause: end.error, ...(partial && { partial }) },
+              );
+        observation.failed(error, context?.usage);
+      };
+    },
+  });
 
   function input(run: string | ToolLoopRunInput, runConfig = config): ToolLoopInput {
     const runInput = typeof run === 'string' ? { userInput: run } : run;
@@ -346,13 +412,19 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
     const { signal } = runOptions;
     // Cancelled before it began: no planner, tool or response call is made.
     if (signal?.aborted) return cancelledBeforeStart(signal);
-    const actor = createActor(machine, {
-      input: loopInput,
-      ...(runOptions.inspect && { inspect: runOptions.inspect }),
-    });
+    const inspect = inspectorFor(runOptions.inspect);
+    const actor = createActor(machine, { input: loopInput, ...(inspect && { inspect }) });
     runs.set(actor.system, { recorder, ...(onDelta && { onDelta }) });
+    // Observers see every macrostep; unobserved runs subscribe only when streamed, as before.
+    const { observation } = recorder;
+    const observedSnapshot = observation
+      ? (snapshot: ToolLoopSnapshot) => {
+          onSnapshot?.(snapshot);
+          observation.state(snapshot.value, snapshot.context);
+        }
+      : onSnapshot;
     try {
-      return await runActor(actor, { signal, onSnapshot });
+      return await runActor(actor, { signal, onSnapshot: observedSnapshot });
     } catch (error) {
       // The machine itself threw (a bug, or a provided action that failed).
       const { context } = actor.getSnapshot();
@@ -362,13 +434,33 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
         toolLogs: context.donePlans,
         details: recorder.details(),
       };
-      throw new ChainError(
+      const failure = new ChainError(
         `The tool loop machine failed: ${error instanceof Error ? error.message : String(error)}`,
         { cause: error, partial },
       );
+      observation?.failed(failure, context.usage);
+      throw failure;
     } finally {
       actor.stop();
       recorder.finish();
+    }
+  }
+
+  /**
+   * A run's recorder and machine input. Observers (SPEC X4) see the run start here, and fail
+   * when its input is invalid.
+   */
+  function startRun(
+    runInput: string | ToolLoopRunInput,
+    runOptions: AgentRunObserving,
+    runConfig?: ToolLoopConfig,
+  ): { recorder: RunRecorder; loopInput: ToolLoopInput } {
+    const recorder = new RunRecorder(observeAgentRun(runOptions, observedAgent, runInput));
+    try {
+      return { recorder, loopInput: input(runInput, runConfig) };
+    } catch (error) {
+      recorder.observation?.failed(error);
+      throw error;
     }
   }
 
@@ -376,8 +468,8 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
     runInput: string | ToolLoopRunInput,
     runOptions: ToolLoopRunOptions = {},
   ): Promise<ToolLoopResult> {
-    const recorder = new RunRecorder();
-    return settle(await run(input(runInput), runOptions, recorder), recorder);
+    const { recorder, loopInput } = startRun(runInput, runOptions);
+    return settle(await run(loopInput, runOptions, recorder), recorder);
   }
 
   return {
@@ -387,7 +479,7 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
     invoke,
     batch: (inputs, options) => batchSettled(inputs, options, invoke),
     stream(runInput, runOptions = {}) {
-      const loopInput = input(runInput);
+      const { recorder, loopInput } = startRun(runInput, runOptions);
       // Breaking out of the loop stops the run: nobody would read what it spends tokens on.
       const { controller: stop, unlink } = linkedController(runOptions.signal);
       const queue = new EventQueue<ToolLoopStreamEvent>(() =>
@@ -419,7 +511,6 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
         };
       };
       const onDelta = (delta: string) => queue.push({ type: 'text-delta', delta });
-      const recorder = new RunRecorder();
       queue.endWith(
         run(loopInput, { ...runOptions, signal: stop.signal }, recorder, onDelta, onSnapshot),
         (output) => ({
@@ -436,16 +527,25 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
     async planOnly(runInput, runOptions = {}) {
       // The same machine, told to stop after its first plan: the same stop conditions,
       // retries, timeout and errors as a run.
-      const recorder = new RunRecorder();
-      const output = await run(
-        input(runInput, { ...config, planOnly: true, respond: false }),
-        runOptions,
-        recorder,
-      );
+      const { recorder, loopInput } = startRun(runInput, runOptions, {
+        ...config,
+        planOnly: true,
+        respond: false,
+      });
+      const output = await run(loopInput, runOptions, recorder);
       if (output.status === 'failed') throw errorOf(output, recorder);
-      return output.plans[0]?.plan ?? { nextAction: 'response', executionCommands: [] };
+      const plan = output.plans[0]?.plan ?? { nextAction: 'response', executionCommands: [] };
+      recorder.observation?.succeeded(plan, output.usage);
+      return plan;
     },
   };
+}
+
+/** What observers are told a loop actor an app's machine invoked started with: invoke()'s input shape. */
+function loopRunInput(machineInput: unknown): unknown {
+  if (typeof machineInput !== 'object' || machineInput === null) return machineInput;
+  const { userInput, extraRequirement } = machineInput as Partial<ToolLoopInput>;
+  return { userInput, ...(extraRequirement !== undefined && { extraRequirement }) };
 }
 
 /** Why a planner stream was cancelled when it decided early; not an error of the run. */
@@ -509,7 +609,7 @@ function stateName(value: unknown): string {
 
 function settle(output: ToolLoopOutput, recorder: RunRecorder): ToolLoopResult {
   if (output.status === 'failed') throw errorOf(output, recorder);
-  return withDetails(
+  const settled: ToolLoopResult = withDetails(
     {
       status: 'done',
       answer: output.response?.text,
@@ -524,6 +624,8 @@ function settle(output: ToolLoopOutput, recorder: RunRecorder): ToolLoopResult {
     },
     recorder,
   );
+  recorder.observation?.succeeded(settled, output.usage);
+  return settled;
 }
 
 /** Maps a failure to its error class, carrying the records so far. */
@@ -540,6 +642,15 @@ function errorOf(
     details: recorder.details(),
   };
   const options = { partial, ...(failure.cause !== undefined && { cause: failure.cause }) };
+  const error = loopErrorOf(failure, options);
+  recorder.observation?.failed(error, output.usage);
+  return error;
+}
+
+function loopErrorOf(
+  failure: ToolLoopFailure,
+  options: { partial: ToolLoopPartialResult; cause?: unknown },
+): StatecraftError {
   switch (failure.code) {
     case 'TIMEOUT':
       return new TimeoutError(failure.limit ?? Number.NaN, failure.message, options);

@@ -14,6 +14,8 @@ export interface ExecuteCommandsOptions {
   readonly signal: AbortSignal;
   /** Called as each command finishes, in finishing order. */
   readonly onRecord?: (index: number, record: ToolExecutionRecord) => void;
+  /** Told of every call as it starts (`performance.now()`), for run observers (SPEC X4). */
+  readonly onCallStart?: (call: ToolCall, startedAt: number) => void;
   /** Told of every finished call with its timing (`performance.now()`), for details(). */
   readonly onCallDone?: (
     call: ToolCall,
@@ -44,6 +46,7 @@ export async function executeCommands(
       arguments: command.toolKwargs,
     };
     const startedAt = performance.now();
+    options.onCallStart?.(call, startedAt);
     const result = await settleStream(await registry.run(call, { signal }), signal);
     options.onCallDone?.(call, result, startedAt, performance.now());
     const record = recordOf(command, result);

@@ -1,5 +1,6 @@
 import type { Message, ToolCall, ToolResult } from '../messages.js';
 import type { ModelRequest, ModelResponse } from '../model/language-model.js';
+import type { RunObservation } from '../observe/run-observation.js';
 import { addUsage, type Usage, ZERO_USAGE } from '../usage.js';
 
 // SPEC A5: a debug view of a run — every model call with its compiled request, response,
@@ -60,6 +61,12 @@ export class RunRecorder {
   readonly #toolCalls: ToolCallDetail[] = [];
   /** Model calls started and not yet ended, so indexes follow the order calls start in. */
   #pending = 0;
+  /** The run's observers (SPEC X4), told of each call as it is recorded; none: no cost. */
+  readonly observation: RunObservation | undefined;
+
+  constructor(observation?: RunObservation) {
+    this.observation = observation;
+  }
 
   /** Times one model call and records it, whether it answers or fails. */
   async modelCall(
@@ -88,15 +95,32 @@ export class RunRecorder {
       request,
     };
     this.#pending++;
+    const { observation } = this;
+    const observed = observation?.modelCallStart(detail.index, purpose, request, started);
     const end = (rest: Pick<ModelCallDetail, 'response' | 'error' | 'usage'>) => {
       this.#pending--;
-      this.#modelCalls.push({ ...detail, latencyMs: round(performance.now() - started), ...rest });
+      const ended = performance.now();
+      this.#modelCalls.push({ ...detail, latencyMs: round(ended - started), ...rest });
+      return ended;
     };
     return {
-      answered: (response) => end({ response, usage: response.usage }),
-      failed: (error) =>
-        end({ error: error instanceof Error ? error.message : String(error), usage: ZERO_USAGE }),
+      answered: (response) => {
+        const ended = end({ response, usage: response.usage });
+        if (observed) observation?.modelCallAnswered(observed, response, ended);
+      },
+      failed: (error) => {
+        const ended = end({
+          error: error instanceof Error ? error.message : String(error),
+          usage: ZERO_USAGE,
+        });
+        if (observed) observation?.modelCallFailed(observed, error, ended);
+      },
     };
+  }
+
+  /** A tool call starting (`performance.now()` time): only observers hear of it. */
+  toolCallStarted(call: ToolCall, executor: string, startedAt: number): void {
+    this.observation?.toolCallStart(call, executor, startedAt);
   }
 
   toolCall(
@@ -114,6 +138,7 @@ export class RunRecorder {
       startedAtMs: round(startedAt - this.#start),
       latencyMs: round(endedAt - startedAt),
     });
+    this.observation?.toolCallEnd(call, result, executor, startedAt, endedAt);
   }
 
   /** Marks the run's end: later calls of details() report the same duration. */

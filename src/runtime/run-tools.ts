@@ -21,6 +21,8 @@ export interface RunToolsOptions {
   readonly timeoutMs: number | undefined;
   /** Items read from a streaming tool per step. */
   readonly streamBatchSize: number;
+  /** Told of every call as it starts, with who runs it (observers only, SPEC X4). */
+  readonly onCallStart?: (call: ToolCall, executor: string, startedAt: number) => void;
   /** Told of every finished call, with who ran it and when (`performance.now()` times). */
   readonly onCallDone?: (done: {
     readonly call: ToolCall;
@@ -179,6 +181,8 @@ export class RunTools {
     const { onCallDone } = this.#options;
     if (!onCallDone) return this.#runOne(call, signal);
     const startedAt = performance.now();
+    const { onCallStart } = this.#options;
+    if (onCallStart) onCallStart(call, await this.#executorOf(call), startedAt);
     const result = await this.#runOne(call, signal);
     const executor = this.#remoteCalls.get(call.id) ?? 'local';
     this.#remoteCalls.delete(call.id);
@@ -223,6 +227,14 @@ export class RunTools {
       clearTimeout(timer);
       if (!keepLink) unlink();
     }
+  }
+
+  /** Who will run `call`, by #dispatch's rule; asked only for observers, before it runs. */
+  async #executorOf(call: ToolCall): Promise<string> {
+    const remote = this.#options.remote();
+    if (!remote || call.name === STOP_STREAM_TOOL) return 'local';
+    const known = await this.#knownRemoteSpecs(remote);
+    return known.some((t) => t.name === call.name) ? remote.name : 'local';
   }
 
   async #dispatch(call: ToolCall, signal: AbortSignal): Promise<ToolResult> {

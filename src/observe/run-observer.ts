@@ -1,0 +1,78 @@
+import type { AnyStateMachine } from 'xstate';
+import type { ToolCall, ToolResult } from '../messages.js';
+import type { ModelRequest, ModelResponse } from '../model/language-model.js';
+import type { RunInfo } from '../runnable/run-config.js';
+import type { Usage } from '../usage.js';
+
+// One way to watch runs from outside (SPEC X4, A5, D1): OpenTelemetry spans, the local run
+// viewer and the CLI's progress display are all observers of these events, so none of them
+// needs a hook of its own in the runtime, and the core imports no telemetry library.
+// Observers are told, never asked: their return values are ignored and what they throw is
+// caught and reported once on stderr, so a broken exporter cannot fail an agent run.
+
+/** A run as observers see it: the Runnable tree's RunInfo, and the machine for chains and loops. */
+export interface ObservedRun extends RunInfo {
+  /** The statechart the run executes (chains and tool loops): what a viewer draws. */
+  readonly machine?: AnyStateMachine;
+  /** The model the run calls, when it has one: provider and id, as the GenAI conventions name them. */
+  readonly model?: { readonly provider: string; readonly modelId: string };
+  /** `performance.timeOrigin + performance.now()` at the start, in milliseconds. */
+  readonly startTime: number;
+}
+
+export interface ObservedModelCall {
+  /** 1-based within its run, in the order calls start. */
+  readonly index: number;
+  /** The chain's generation, or a tool loop's `plan` / `respond`. */
+  readonly purpose: string;
+  readonly request: ModelRequest;
+  readonly model: { readonly provider: string; readonly modelId: string };
+  readonly startTime: number;
+}
+
+export interface ObservedToolCall {
+  readonly call: ToolCall;
+  /** `local`, or the name of the remote executor that ran it. */
+  readonly executor: string;
+  readonly startTime: number;
+}
+
+/** Every hook is optional; each receives the run it belongs to. */
+export interface RunObserver {
+  onRunStart?(run: ObservedRun, input: unknown): void;
+  /**
+   * The machine's state after each macrostep: XState's `snapshot.value`, a string for a flat
+   * machine (the chain's `'thinking'`), a plain JSON object for nested states (the tool loop's
+   * `{ running: 'planning' }`). An actor a state invokes starts before that state is reported.
+   */
+  onState?(run: ObservedRun, state: unknown, context: unknown): void;
+  onModelCallStart?(run: ObservedRun, call: ObservedModelCall): void;
+  onModelCallEnd?(
+    run: ObservedRun,
+    call: ObservedModelCall,
+    outcome:
+      | { readonly response: ModelResponse; readonly usage: Usage; readonly endTime: number }
+      | { readonly error: unknown; readonly endTime: number },
+  ): void;
+  onToolCallStart?(run: ObservedRun, call: ObservedToolCall): void;
+  onToolCallEnd?(
+    run: ObservedRun,
+    call: ObservedToolCall,
+    outcome: {
+      readonly result: ToolResult;
+      /**
+       * Set only when the call was still running as its run ended (aborted, timed out): an
+       * AbortError (code `ABORTED`), reported just before the run's end; the call's own end,
+       * if it ever comes, is not reported. A model call cut short this way ends with it too.
+       */
+      readonly error?: unknown;
+      readonly endTime: number;
+    },
+  ): void;
+  onRunEnd?(
+    run: ObservedRun,
+    outcome:
+      | { readonly output: unknown; readonly usage?: Usage; readonly endTime: number }
+      | { readonly error: unknown; readonly usage?: Usage; readonly endTime: number },
+  ): void;
+}
