@@ -242,3 +242,20 @@ export {
 export type { RemoteToolExecutor } from './tools/remote-executor.js';
 export { Transcript } from './transcript.js';
 export { addUsage, type Usage, usage, ZERO_USAGE } from './usage.js';
+export {
+  type ActionJSON,
+  type GuardJSON,
+  type InvokeJSON,
+  type JsonValue,
+  type MachineJSON,
+  type StateNodeJSON,
+  type TransitionJSON,
+  toJSON,
+} from './viz/to-json.js';
+export {
+  type MermaidDirection,
+  type MermaidOptions,
+  stateIdOf,
+  stateIdsOf,
+  toMermaid,
+} from './viz/to-mermaid.js';
