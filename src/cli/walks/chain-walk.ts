@@ -1,0 +1,177 @@
+import type { EventObject } from 'xstate';
+import {
+  type ChainConfig,
+  type ChainEvent,
+  type ChainInput,
+  chainMachine,
+  type ExecuteToolsOutput,
+} from '../../../machines/chain.js';
+import { userMessage } from '../../messages.js';
+import type { ModelResponse } from '../../model/language-model.js';
+import type { PathsSpec } from '../machine-of.js';
+
+// How `statecraft paths` walks the chain machine when it is given the bare machine (or a
+// Chain): small limits, the answers each effect may give, and one walk per way a run can end
+// at a limit (fail, 'force', 'generate', a returnDirect tool), so together they take every
+// transition. The project's own suite (test/machines/chain.paths.test.ts) walks the same
+// ground with replays on real actors.
+
+type ChainSnapshot = ReturnType<typeof chainMachine.getInitialSnapshot>;
+
+const usage = (totalTokens: number) => ({
+  inputTokens: totalTokens - 5,
+  outputTokens: 5,
+  totalTokens,
+});
+const STOP = { unified: 'stop', raw: 'stop' } as const;
+const TOOL_CALLS = { unified: 'tool-calls', raw: 'tool_calls' } as const;
+const LOOKUP = { id: 'call_1', name: 'lookup', arguments: { q: 'France' } };
+
+const response = (content: ModelResponse['content'], tokens: number): ModelResponse => ({
+  content,
+  usage: usage(tokens),
+  finishReason: content.some((part) => part.type === 'tool-call') ? TOOL_CALLS : STOP,
+});
+const tools = (success: boolean): ExecuteToolsOutput => ({
+  results: [
+    success
+      ? { toolCallId: 'call_1', name: 'lookup', output: 'Paris', success }
+      : { toolCallId: 'call_1', name: 'lookup', output: null, success, error: 'not found' },
+  ],
+  streamBatches: [],
+  openedStream: false,
+});
+
+/** One object per event, so each has one name in path names. */
+const EVENTS = {
+  toolCall: {
+    type: 'callModel.done',
+    output: response(
+      [
+        { type: 'text', text: 'Let me look that up.' },
+        { type: 'tool-call', toolCall: LOOKUP },
+      ],
+      60,
+    ),
+  },
+  twoCalls: {
+    type: 'callModel.done',
+    output: response(
+      [
+        { type: 'tool-call', toolCall: LOOKUP },
+        { type: 'tool-call', toolCall: { ...LOOKUP, id: 'call_2' } },
+      ],
+      60,
+    ),
+  },
+  callsOnly: {
+    type: 'callModel.done',
+    output: response([{ type: 'tool-call', toolCall: LOOKUP }], 60),
+  },
+  answer: { type: 'callModel.done', output: response([{ type: 'text', text: 'Paris.' }], 10) },
+  huge: { type: 'callModel.done', output: response([{ type: 'text', text: 'Paris…' }], 1000) },
+  modelError: { type: 'callModel.error', error: new Error('model unavailable') },
+  toolsDone: { type: 'executeTools.done', output: tools(true) },
+  toolsFailed: { type: 'executeTools.done', output: tools(false) },
+  toolsError: { type: 'executeTools.error', error: new Error('tool host crashed') },
+  valid: { type: 'validateResult.done', output: { ok: true, value: 'Paris' } },
+  invalid: { type: 'validateResult.done', output: { ok: false, message: 'One word, please.' } },
+  validationError: { type: 'validateResult.error', error: new Error('validator crashed') },
+  abort: { type: 'ABORT', reason: 'user cancelled' },
+} as const satisfies Record<string, ChainEvent>;
+
+const NAMES = new Map<EventObject, string>(Object.entries(EVENTS).map(([k, v]) => [v, k]));
+
+/** The answers to the effect the active state requested, and ABORT while the model thinks. */
+function chainEvents(snapshot: ChainSnapshot): ChainEvent[] {
+  if (snapshot.status !== 'active') return [];
+  const direct = snapshot.context.config.returnDirectTools.length > 0;
+  const answers: Record<string, readonly ChainEvent[]> = {
+    thinking: [
+      EVENTS.toolCall,
+      ...(direct ? [EVENTS.twoCalls] : []),
+      EVENTS.answer,
+      EVENTS.huge,
+      EVENTS.modelError,
+      EVENTS.abort,
+    ],
+    doing: [EVENTS.toolsDone, ...(direct ? [EVENTS.toolsFailed] : []), EVENTS.toolsError],
+    validating: [EVENTS.valid, EVENTS.invalid, EVENTS.validationError],
+    concluding: [EVENTS.answer, EVENTS.callsOnly, EVENTS.huge, EVENTS.modelError],
+  };
+  return [...(answers[String(snapshot.value)] ?? [])];
+}
+
+/** What decides the future: not the transcripts, which would make every path a vertex. */
+function serializeChainState(snapshot: ChainSnapshot): string {
+  const { context } = snapshot;
+  return JSON.stringify({
+    value: snapshot.value,
+    iterations: context.iterations,
+    warned: context.warned,
+    tokens: context.usage.totalTokens,
+    calls: context.toolCalls.length,
+    steps: context.steps.map((step) => step.toolResults.map((r) => r.success)),
+    response: context.response?.content.length,
+    limit: context.limitReached,
+    failure: context.failure?.code,
+  });
+}
+
+const BASE: ChainConfig = {
+  maxIterations: 2,
+  maxTokens: 100,
+  warnings: {
+    iterations: { prompt: 'One generation left: answer now.', threshold: -1 },
+    tokens: { prompt: 'The token budget is nearly spent.', threshold: -50 },
+  },
+  toolResponseInstructions: { text: 'Use the tool results.', when: 'always' },
+  warnRecursiveCalls: true,
+  duplicateWarnTools: ['lookup'],
+  returnDirectTools: [],
+  catchIntermediateResult: true,
+  resultCacheKey: 'answer',
+  contract: { baseInstruction: 'You answer questions.' },
+};
+const TIME_LIMIT = 60_000;
+
+const CONFIGS: Record<string, ChainConfig> = {
+  'maxIterations 2, maxTokens 100': BASE,
+  'with maxExecutionTime, earlyStopping force': {
+    ...BASE,
+    maxExecutionTime: TIME_LIMIT,
+    earlyStopping: 'force',
+  },
+  'with maxExecutionTime, earlyStopping generate': {
+    ...BASE,
+    maxExecutionTime: TIME_LIMIT,
+    earlyStopping: 'generate',
+  },
+  'maxIterations 0 (fails at the start)': { ...BASE, maxIterations: 0 },
+  'with a returnDirect tool, maxTokens 60': {
+    ...BASE,
+    maxTokens: 60,
+    maxExecutionTime: TIME_LIMIT,
+    earlyStopping: 'generate',
+    returnDirectTools: ['lookup'],
+  },
+};
+
+const input = (config: ChainConfig): ChainInput => ({
+  config,
+  messages: [userMessage('What is the capital of France?')],
+});
+
+/** The chain machine's walks (for `machine`, which may be a Chain's provided copy). */
+export function chainWalks(machine: typeof chainMachine = chainMachine): PathsSpec[] {
+  return Object.entries(CONFIGS).map(([label, config]) => ({
+    machine,
+    label,
+    input: input(config),
+    events: chainEvents,
+    actors: { effects: 'never' },
+    serializeState: serializeChainState,
+    describeEvent: (event) => NAMES.get(event) ?? event.type,
+    limits: { maxDepth: 20, maxPaths: 2000 },
+  }));
+}
