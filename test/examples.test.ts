@@ -1,7 +1,9 @@
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
+import { toMermaid } from 'statecraft';
 import { describe, expect, it } from 'vitest';
+import { chainMachine } from '../machines/chain.js';
 
 const run = promisify(execFile);
 
@@ -50,4 +52,13 @@ describe('README composition example', () => {
     expect(stdout).toBe(blockAfter(readme, 'compose:output'));
     expect(stdout).toContain('[priority] On it. ({"topic":"billing","urgent":true})');
   }, 30_000);
+});
+
+describe('README chain diagram', () => {
+  it('is the Mermaid text toMermaid gives for the chain machine (what `statecraft graph` prints)', async () => {
+    const readme = await readFile('README.md', 'utf8');
+    const block = blockAfter(readme, 'chain:mermaid');
+    expect(block.trimEnd()).toBe(toMermaid(chainMachine).trimEnd());
+    expect(block).toContain('s_thinking --> s_doing : callModel.done [canDo]');
+  });
 });
