@@ -53,6 +53,14 @@ describe('builtinWalks', () => {
     expect(builtinWalks(toolLoopMachine)?.length).toBeGreaterThan(0);
     expect(builtinWalks(supportTriage)).toBeUndefined();
   });
+
+  it('recognizes the chain machine from another copy of its module (the built CLI given the source file)', async () => {
+    // A second instance of machines/chain.ts: its own config object, the same statechart.
+    const copyUrl = `${new URL('../../machines/chain.ts', import.meta.url).href}?copy`;
+    const copy = (await import(copyUrl)) as { chainMachine: typeof chainMachine };
+    expect(copy.chainMachine.config).not.toBe(chainMachine.config);
+    expect(builtinWalks(copy.chainMachine)?.length).toBe(builtinWalks(chainMachine)?.length);
+  });
 });
 
 describe('findExample', () => {
