@@ -5,7 +5,7 @@ import type { LanguageModel } from '../model/language-model.js';
 import type { RunInfo } from '../runnable/run-config.js';
 import { type InheritsObservers, observersFor, RUN_OBSERVERS } from './registry.js';
 import { observedTime, type RunObservation, startObservation } from './run-observation.js';
-import type { RunObserver } from './run-observer.js';
+import type { ObservedRun, RunObserver } from './run-observer.js';
 
 // How a chain or tool-loop run becomes an observed run. Run through a Runnable (fromChain,
 // fromToolLoop), it is that Runnable's run: same id, same parent, so a chain in a sequence is
@@ -23,7 +23,7 @@ export const OBSERVED_AS: unique symbol = Symbol.for('statecraft.observedAs');
 export interface AgentRunObserving extends InheritsObservers {
   readonly observers?: RunObserver | readonly RunObserver[];
   readonly parentRunId?: string;
-  readonly [OBSERVED_AS]?: RunInfo;
+  readonly [OBSERVED_AS]?: RunInfo & Pick<ObservedRun, 'sessionId'>;
 }
 
 export interface ObservedAgent {
@@ -61,6 +61,7 @@ export function observeAgentRun(
       kind: agent.kind,
       machine: agent.machine,
       ...(model && { model: { provider: model.provider, modelId: model.modelId } }),
+      ...(as?.sessionId !== undefined && { sessionId: as.sessionId }),
       startTime: observedTime(),
     },
     input,

@@ -53,6 +53,7 @@ export class RunObservation {
     index: number,
     purpose: string,
     request: ModelRequest,
+    streamed: boolean,
     startedAt: number,
   ): ObservedModelCall {
     const call: ObservedModelCall = {
@@ -60,6 +61,7 @@ export class RunObservation {
       purpose,
       request,
       model: this.run.model ?? UNKNOWN_MODEL,
+      streamed,
       startTime: observedTime(startedAt),
     };
     // A call started after its run ended (a step still running when a timeout fired) is

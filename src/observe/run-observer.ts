@@ -16,6 +16,12 @@ export interface ObservedRun extends RunInfo {
   readonly machine?: AnyStateMachine;
   /** The model the run calls, when it has one: provider and id, as the GenAI conventions name them. */
   readonly model?: { readonly provider: string; readonly modelId: string };
+  /**
+   * The conversation the run belongs to: the run config's `sessionId` (what `withMemory`
+   * loads and saves under), when the caller gave one. Runs started directly (a chain's own
+   * `invoke`) have none.
+   */
+  readonly sessionId?: string;
   /** `performance.timeOrigin + performance.now()` at the start, in milliseconds. */
   readonly startTime: number;
 }
@@ -27,6 +33,8 @@ export interface ObservedModelCall {
   readonly purpose: string;
   readonly request: ModelRequest;
   readonly model: { readonly provider: string; readonly modelId: string };
+  /** Made with `model.stream` (its parts read as they arrive), not `model.generate`. */
+  readonly streamed: boolean;
   readonly startTime: number;
 }
 

@@ -17,6 +17,8 @@ export const ATTR = {
   requestMaxTokens: 'gen_ai.request.max_tokens',
   requestStopSequences: 'gen_ai.request.stop_sequences',
   requestSeed: 'gen_ai.request.seed',
+  requestStream: 'gen_ai.request.stream',
+  conversationId: 'gen_ai.conversation.id',
   outputType: 'gen_ai.output.type',
   responseModel: 'gen_ai.response.model',
   responseId: 'gen_ai.response.id',

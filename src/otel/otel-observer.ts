@@ -70,7 +70,9 @@ interface OpenCall {
  * (SPEC X4): `invoke_agent {name}` for chains and tool loops, `invoke_workflow {name}` for
  * sequences and parallels that run agents, `chat {model}` for each model call (and for a model
  * run as a step) and `execute_tool {tool}` for each tool call, each under the run it belongs
- * to, and child runs under their parent's span. Spans carry the observed start and end times.
+ * to, and child runs under their parent's span. Spans carry the observed start and end times;
+ * chat spans say whether the call streamed (`gen_ai.request.stream`), and agent, workflow and
+ * chat spans of a run given a `sessionId` name it as `gen_ai.conversation.id`.
  * Told of an event twice (the same observer registered twice), it records it once.
  */
 export function otelObserver(options: OtelObserverOptions = {}): RunObserver {
@@ -99,6 +101,9 @@ export function otelObserver(options: OtelObserverOptions = {}): RunObserver {
         open.span.updateName(`invoke_workflow ${open.run.name}`);
         open.span.setAttribute(ATTR.operationName, 'invoke_workflow');
         open.span.setAttribute(ATTR.workflowName, open.run.name);
+        if (open.run.sessionId !== undefined) {
+          open.span.setAttribute(ATTR.conversationId, open.run.sessionId);
+        }
         const messages = captureContent ? runInputMessages(open.input) : undefined;
         if (messages !== undefined) open.span.setAttribute(ATTR.inputMessages, messages);
       }
@@ -115,6 +120,7 @@ export function otelObserver(options: OtelObserverOptions = {}): RunObserver {
       if (run.model && (role === 'agent' || role === 'model')) {
         attributes[ATTR.providerName] = providerName(run.model.provider);
         attributes[ATTR.requestModel] = run.model.modelId;
+        if (run.sessionId !== undefined) attributes[ATTR.conversationId] = run.sessionId;
       }
       if (role === 'agent') {
         name = `invoke_agent ${run.name}`;
@@ -171,8 +177,10 @@ export function otelObserver(options: OtelObserverOptions = {}): RunObserver {
       if (open) open.modelCalls += 1;
       const attributes: Attributes = {
         [ATTR.modelCallPurpose]: call.purpose,
+        [ATTR.requestStream]: call.streamed,
         ...requestAttributes(call.request),
       };
+      if (run.sessionId !== undefined) attributes[ATTR.conversationId] = run.sessionId;
       if (captureContent)
         attributes[ATTR.inputMessages] = inputMessages(call.request.messages.toArray());
       if (open?.role === 'model') {
@@ -232,8 +240,11 @@ export function otelObserver(options: OtelObserverOptions = {}): RunObserver {
       if (!span) return;
       toolSpans.delete(observed);
       const { result } = outcome;
+      // Cancelled by its run's end (aborted, timed out): the cancellation's own error type
+      // (`ABORTED`), so a trace tells a tool that was cut short from one that failed.
+      if (outcome.error !== undefined) fail(span, outcome.error, captureContent);
       // A failed tool is data the model reads, not an exception; for the trace it is an error.
-      if (!result.success) {
+      else if (!result.success) {
         span.setAttribute(ATTR.errorType, 'tool_error');
         span.setStatus({
           code: SpanStatusCode.ERROR,

@@ -10,6 +10,7 @@ import type {
 import type { IntermediateResultsRef } from './run-config.js';
 import type { RunEventBody } from './run-events.js';
 import { createRunnable, type Runnable } from './runnable.js';
+import { observedSession } from './trace-run.js';
 
 /**
  * A chain as a Runnable (SPEC R1). Along a sequence it starts from the intermediate results
@@ -32,7 +33,7 @@ export function fromChain<T>(
         ...(signal && { signal }),
         ...(inspect && { inspect }),
         ...(observers && { observers }),
-        [OBSERVED_AS]: context.run,
+        [OBSERVED_AS]: { ...context.run, ...observedSession(context.config) },
         [RUN_OBSERVERS]: (context.config as InheritsObservers)[RUN_OBSERVERS],
       };
       let result: ChainResult<T> | undefined;

@@ -7,6 +7,7 @@ import { observedTime, startObservation } from '../observe/run-observation.js';
 import type { ObservedModelCall } from '../observe/run-observer.js';
 import { Transcript } from '../transcript.js';
 import { createRunnable, type RunContext, type Runnable } from './runnable.js';
+import { observedSession } from './trace-run.js';
 
 /** A model's input as a step: a prompt, a conversation, or a whole request. */
 export type ModelInput =
@@ -39,6 +40,7 @@ export function fromModel(
         {
           ...context.run,
           model: { provider: model.provider, modelId: model.modelId },
+          ...observedSession(context.config),
           startTime: observedTime(),
         },
         input,
@@ -46,7 +48,13 @@ export function fromModel(
       let call: ObservedModelCall | undefined;
       try {
         const request = requestOf(input, settings);
-        call = observation?.modelCallStart(1, 'generation', request, performance.now());
+        call = observation?.modelCallStart(
+          1,
+          'generation',
+          request,
+          context.streaming,
+          performance.now(),
+        );
         const response = await callModel(request, signal, context);
         if (call) observation?.modelCallAnswered(call, response, performance.now());
         observation?.succeeded(response, response.usage);

@@ -9,6 +9,7 @@ import type {
 } from '../runtime/create-tool-loop.js';
 import type { RunContext } from './runnable.js';
 import { createRunnable, type Runnable } from './runnable.js';
+import { observedSession } from './trace-run.js';
 
 /**
  * A tool loop as a Runnable (SPEC R1). Its planned commands stream as tool calls and its
@@ -29,7 +30,7 @@ export function fromToolLoop(
         ...(signal && { signal }),
         ...(inspect && { inspect }),
         ...(observers && { observers }),
-        [OBSERVED_AS]: context.run,
+        [OBSERVED_AS]: { ...context.run, ...observedSession(context.config) },
         [RUN_OBSERVERS]: (context.config as InheritsObservers)[RUN_OBSERVERS],
       };
       if (!context.streaming) return loop.invoke(input, options);

@@ -51,9 +51,22 @@ export async function startRun(
   for (const callbacks of callbackList(config)) await callbacks.onStart?.(info, input);
   const observation =
     !reportsItself && observers.length > 0
-      ? startObservation(observers, { ...info, startTime: observedTime() }, input)
+      ? startObservation(
+          observers,
+          { ...info, ...observedSession(config), startTime: observedTime() },
+          input,
+        )
       : undefined;
   return { info, childConfig, observation };
+}
+
+/**
+ * The run's conversation for observers (`ObservedRun.sessionId`, a trace's
+ * `gen_ai.conversation.id`): the config's `sessionId`, which every run of the tree inherits.
+ */
+export function observedSession(config: RunConfig | undefined): { readonly sessionId?: string } {
+  const sessionId = config?.sessionId;
+  return typeof sessionId === 'string' ? { sessionId } : {};
 }
 
 /**

@@ -248,7 +248,7 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
     };
     const { onPart } = run;
     const label = `${input.final ? 'final answer, ' : ''}generation ${input.iteration}`;
-    return run.recorder.modelCall(label, request, async () => {
+    return run.recorder.modelCall(label, request, onPart !== undefined, async () => {
       if (!onPart) return model.generate(request, { signal });
       const collector = new ResponseCollector();
       for await (const part of model.stream(request, { signal })) {

@@ -229,12 +229,14 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
     const purpose = `plan round ${context.roundIndex + 1}`;
     if (!instant) {
       const call = () => model.generate(request, { signal });
-      const response = await (recorder ? recorder.modelCall(purpose, request, call) : call());
+      const response = await (recorder
+        ? recorder.modelCall(purpose, request, false, call)
+        : call());
       return parsedPlan(responseText(response), response.usage);
     }
     // Our own controller, so deciding early can cancel the provider call without ending the run.
     const { controller: early, unlink } = linkedController(signal);
-    const recording = recorder?.startModelCall(purpose, request);
+    const recording = recorder?.startModelCall(purpose, request, true);
     try {
       const streamed = await readPlanStream(model.stream(request, { signal: early.signal }), () =>
         early.abort(DECIDED_EARLY),
@@ -338,7 +340,9 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
       }
       return collector.response();
     };
-    const response = await (hooks ? hooks.recorder.modelCall('respond', request, call) : call());
+    const response = await (hooks
+      ? hooks.recorder.modelCall('respond', request, onDelta !== undefined, call)
+      : call());
     const text = responseText(response);
     return { text, result: text, usage: response.usage };
   }

@@ -68,13 +68,17 @@ export class RunRecorder {
     this.observation = observation;
   }
 
-  /** Times one model call and records it, whether it answers or fails. */
+  /**
+   * Times one model call and records it, whether it answers or fails. `streamed`: the call
+   * is made with `model.stream` rather than `model.generate` (observers report which).
+   */
   async modelCall(
     purpose: string,
     request: ModelRequest,
+    streamed: boolean,
     call: () => Promise<ModelResponse>,
   ): Promise<ModelResponse> {
-    const recording = this.startModelCall(purpose, request);
+    const recording = this.startModelCall(purpose, request, streamed);
     try {
       const response = await call();
       recording.answered(response);
@@ -86,7 +90,7 @@ export class RunRecorder {
   }
 
   /** For calls whose answer is not a ModelResponse as such (a plan read from a stream). */
-  startModelCall(purpose: string, request: ModelRequest): ModelCallRecording {
+  startModelCall(purpose: string, request: ModelRequest, streamed: boolean): ModelCallRecording {
     const started = performance.now();
     const detail = {
       index: this.#modelCalls.length + this.#pending + 1,
@@ -96,7 +100,7 @@ export class RunRecorder {
     };
     this.#pending++;
     const { observation } = this;
-    const observed = observation?.modelCallStart(detail.index, purpose, request, started);
+    const observed = observation?.modelCallStart(detail.index, purpose, request, streamed, started);
     const end = (rest: Pick<ModelCallDetail, 'response' | 'error' | 'usage'>) => {
       this.#pending--;
       const ended = performance.now();

@@ -126,6 +126,7 @@ describe('RunFeed', () => {
       purpose: 'generation 1',
       request: { messages: [] } as never,
       model: { provider: 'p', modelId: 'm' },
+      streamed: false,
       startTime: 1,
     };
     observer.onModelCallEnd(run, call, { error: new TypeError('boom'), endTime: 2 });
