@@ -1,14 +1,19 @@
-import { userMessage } from 'statecraft';
 import type { EventObject, SnapshotFrom } from 'xstate';
 import { getSimplePaths, type StatePath } from 'xstate/graph';
 import {
   type ChainConfig,
   type ChainEvent,
-  type ChainInput,
   chainMachine,
   type ExecuteToolsOutput,
 } from '../../machines/chain.js';
 import { answerText } from '../../machines/early-stopping.js';
+import {
+  ANSWER_TOKENS,
+  HUGE_TOKENS,
+  PATH_CONFIG,
+  pathInput,
+  TOOL_CALL_TOKENS,
+} from '../../src/cli/walks/chain-configs.js';
 import type { ModelResponse } from '../../src/model/language-model.js';
 import type { Usage } from '../../src/usage.js';
 import {
@@ -21,6 +26,12 @@ import {
   visitedStateNodes,
 } from './graph-kit.js';
 
+export {
+  PATH_CONFIG,
+  PATH_CONFIGS,
+  type PathConfigName,
+  pathInput,
+} from '../../src/cli/walks/chain-configs.js';
 export { reachabilityViolations, transitionName, visitedStateNodes } from './graph-kit.js';
 
 // The chain machine as a graph (SPEC D2, D3): the configurations, the events offered in each
@@ -44,60 +55,6 @@ export type ChainPath = StatePath<ChainSnapshot, ChainPathEvent>;
 
 /** Every state node of the chain (idle, preparing and stopping are transient: `always` only). */
 export const STATE_NODES: readonly string[] = Object.keys(chainMachine.root.states);
-
-// Token sizes, against maxTokens 100 and a token warning at 50 (100 - 50): one tool-call
-// response crosses the warning but not the limit, two cross the limit, a huge one crosses it
-// at once, and an answer is cheap.
-const TOOL_CALL_TOKENS = 60;
-const ANSWER_TOKENS = 10;
-const HUGE_TOKENS = 1_000;
-
-/** Small limits keep the graph small; both warnings are negative (distance from the limit). */
-export const PATH_CONFIG: ChainConfig = {
-  maxIterations: 2,
-  maxTokens: 100,
-  warnings: {
-    // warns before generation 2 (2 - 1), i.e. on every way back to `preparing`
-    iterations: { prompt: 'One generation left: answer now.', threshold: -1 },
-    tokens: { prompt: 'The token budget is nearly spent.', threshold: -50 },
-  },
-  toolResponseInstructions: { text: 'Use the tool results.', when: 'always' },
-  warnRecursiveCalls: true,
-  duplicateWarnTools: ['lookup'],
-  returnDirectTools: [],
-  catchIntermediateResult: true,
-  resultCacheKey: 'answer',
-  contract: { baseInstruction: 'You answer questions.' },
-};
-
-/** A time limit the clock never reaches in a test: traversal and replay fire it as an event. */
-const TIME_LIMIT_MS = 60_000;
-
-/**
- * The configurations the paths are walked under (SPEC R4 on top of C): each adds the states
- * and guards of one option. `exactBudget` spends the budget exactly (one tool call costs
- * 60), the only way to the token branches that follow a response within budget.
- */
-export const PATH_CONFIGS = {
-  base: PATH_CONFIG,
-  timeLimit: { ...PATH_CONFIG, maxExecutionTime: TIME_LIMIT_MS },
-  force: { ...PATH_CONFIG, maxExecutionTime: TIME_LIMIT_MS, earlyStopping: 'force' },
-  generate: { ...PATH_CONFIG, maxExecutionTime: TIME_LIMIT_MS, earlyStopping: 'generate' },
-  returnDirect: { ...PATH_CONFIG, returnDirectTools: ['lookup'] },
-  exactBudget: {
-    ...PATH_CONFIG,
-    maxTokens: TOOL_CALL_TOKENS,
-    maxExecutionTime: TIME_LIMIT_MS,
-    earlyStopping: 'generate',
-    returnDirectTools: ['lookup'],
-  },
-} as const satisfies Record<string, ChainConfig>;
-
-export type PathConfigName = keyof typeof PATH_CONFIGS;
-
-export function pathInput(config: ChainConfig = PATH_CONFIG): ChainInput {
-  return { config, messages: [userMessage('What is the capital of France?')] };
-}
 
 function usageOf(totalTokens: number): Usage {
   const inputTokens = Math.floor(totalTokens / 2);

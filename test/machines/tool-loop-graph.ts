@@ -1,4 +1,3 @@
-import type { ToolExecutionRecord } from 'statecraft';
 import { expect } from 'vitest';
 import {
   createActor,
@@ -18,6 +17,13 @@ import {
   type ToolLoopInput,
   toolLoopMachine,
 } from '../../machines/tool-loop.js';
+import {
+  PATH_CONFIG,
+  PLANS,
+  pathInput,
+  RECORD,
+  RESPONSE,
+} from '../../src/cli/walks/tool-loop-configs.js';
 import type { PlannerContext } from '../../src/tool-loop/planner-context.js';
 import type { Usage } from '../../src/usage.js';
 import {
@@ -33,6 +39,8 @@ import {
   type Violation,
   visitedStateNodes,
 } from './graph-kit.js';
+
+export { PATH_CONFIG, pathInput, RECORD } from '../../src/cli/walks/tool-loop-configs.js';
 
 // The tool-loop machine as a graph (SPEC D2, D3), shared by tool-loop.paths.test.ts. The
 // machine invokes `plan`, `execute` and `respond`; traversal never runs them, it applies
@@ -57,80 +65,23 @@ export const TIMEOUT_EVENT = 'xstate.after.loopTimeout.toolLoop.running';
 /** Every state node, nested ones as `running.planning`. */
 export const STATE_NODES: readonly string[] = stateNodePaths(toolLoopMachine);
 
-/** Two rounds, one retry of a malformed plan, a timeout (never reached by the clock), a response. */
-export const PATH_CONFIG: ToolLoopConfig = {
-  maxRounds: 2,
-  timeout: 60_000,
-  planRetries: 1,
-  respond: true,
-};
-
-export function pathInput(
-  config: ToolLoopConfig = PATH_CONFIG,
-  change: Partial<ToolLoopInput> = {},
-): ToolLoopInput {
-  return {
-    ...change,
-    config,
-    userInput: 'What is the capital of France?',
-    availableTools: change.availableTools ?? [
-      { name: 'lookup', description: 'Looks a fact up', inputSchema: { type: 'object' } },
-    ],
-  };
-}
-
-function usageOf(totalTokens: number): Usage {
-  return { inputTokens: totalTokens - 5, outputTokens: 5, totalTokens };
-}
-
-const COMMAND = {
-  purpose: 'Find the capital',
-  toolName: 'lookup',
-  toolKwargs: { q: 'France' },
-  todoSuggestion: 'Answer with it',
-};
-
-export const RECORD: ToolExecutionRecord = {
-  purpose: COMMAND.purpose,
-  toolName: COMMAND.toolName,
-  kwargs: COMMAND.toolKwargs,
-  todoSuggestion: COMMAND.todoSuggestion,
-  next: COMMAND.todoSuggestion,
-  success: true,
-  result: 'Paris',
-  error: null,
-};
-
 /** The events of the paths, one object each, so they can be named. */
 export const EVENTS = {
   planExecute: {
     type: 'xstate.done.actor.plan',
-    output: {
-      raw: { nextAction: 'execute', executionCommands: [COMMAND] },
-      usage: usageOf(30),
-      shortCircuited: false,
-    },
+    output: PLANS.execute,
   },
   planResponse: {
     type: 'xstate.done.actor.plan',
-    output: { raw: { nextAction: 'response' }, usage: usageOf(10), shortCircuited: true },
+    output: PLANS.response,
   },
   planNoCommands: {
     type: 'xstate.done.actor.plan',
-    output: {
-      raw: { nextAction: 'execute', executionCommands: [{ purpose: 'no tool named' }] },
-      usage: usageOf(20),
-      shortCircuited: false,
-    },
+    output: PLANS.noCommands,
   },
   planMalformed: {
     type: 'xstate.done.actor.plan',
-    output: {
-      raw: undefined,
-      error: 'Your answer held no JSON object.',
-      usage: usageOf(15),
-      shortCircuited: false,
-    },
+    output: PLANS.malformed,
   },
   planError: { type: 'xstate.error.actor.plan', error: new Error('planner unavailable') },
   record: { type: 'execute.record', index: 0, record: RECORD },
@@ -138,7 +89,7 @@ export const EVENTS = {
   executeError: { type: 'execute.error', error: new Error('executor crashed') },
   responded: {
     type: 'xstate.done.actor.respond',
-    output: { text: 'Paris [Find the capital].', result: 'Paris', usage: usageOf(40) },
+    output: RESPONSE,
   },
   respondError: { type: 'xstate.error.actor.respond', error: new Error('responder unavailable') },
   timeout: { type: TIMEOUT_EVENT },

@@ -2,13 +2,12 @@ import type { EventObject } from 'xstate';
 import {
   type ChainConfig,
   type ChainEvent,
-  type ChainInput,
   chainMachine,
   type ExecuteToolsOutput,
 } from '../../../machines/chain.js';
-import { userMessage } from '../../messages.js';
 import type { ModelResponse } from '../../model/language-model.js';
 import type { PathsSpec } from '../machine-of.js';
+import { PATH_CONFIG, PATH_CONFIGS, pathInput } from './chain-configs.js';
 
 // How `statecraft paths` walks the chain machine when it is given the bare machine (or a
 // Chain): small limits, the answers each effect may give, and one walk per way a run can end
@@ -118,56 +117,20 @@ function serializeChainState(snapshot: ChainSnapshot): string {
   });
 }
 
-const BASE: ChainConfig = {
-  maxIterations: 2,
-  maxTokens: 100,
-  warnings: {
-    iterations: { prompt: 'One generation left: answer now.', threshold: -1 },
-    tokens: { prompt: 'The token budget is nearly spent.', threshold: -50 },
-  },
-  toolResponseInstructions: { text: 'Use the tool results.', when: 'always' },
-  warnRecursiveCalls: true,
-  duplicateWarnTools: ['lookup'],
-  returnDirectTools: [],
-  catchIntermediateResult: true,
-  resultCacheKey: 'answer',
-  contract: { baseInstruction: 'You answer questions.' },
-};
-const TIME_LIMIT = 60_000;
-
 const CONFIGS: Record<string, ChainConfig> = {
-  'maxIterations 2, maxTokens 100': BASE,
-  'with maxExecutionTime, earlyStopping force': {
-    ...BASE,
-    maxExecutionTime: TIME_LIMIT,
-    earlyStopping: 'force',
-  },
-  'with maxExecutionTime, earlyStopping generate': {
-    ...BASE,
-    maxExecutionTime: TIME_LIMIT,
-    earlyStopping: 'generate',
-  },
-  'maxIterations 0 (fails at the start)': { ...BASE, maxIterations: 0 },
-  'with a returnDirect tool, maxTokens 60': {
-    ...BASE,
-    maxTokens: 60,
-    maxExecutionTime: TIME_LIMIT,
-    earlyStopping: 'generate',
-    returnDirectTools: ['lookup'],
-  },
+  'maxIterations 2, maxTokens 100': PATH_CONFIGS.base,
+  'with maxExecutionTime, earlyStopping force': PATH_CONFIGS.force,
+  'with maxExecutionTime, earlyStopping generate': PATH_CONFIGS.generate,
+  'maxIterations 0 (fails at the start)': { ...PATH_CONFIG, maxIterations: 0 },
+  'with a returnDirect tool, maxTokens 60': PATH_CONFIGS.exactBudget,
 };
-
-const input = (config: ChainConfig): ChainInput => ({
-  config,
-  messages: [userMessage('What is the capital of France?')],
-});
 
 /** The chain machine's walks (for `machine`, which may be a Chain's provided copy). */
 export function chainWalks(machine: typeof chainMachine = chainMachine): PathsSpec[] {
   return Object.entries(CONFIGS).map(([label, config]) => ({
     machine,
     label,
-    input: input(config),
+    input: pathInput(config),
     events: chainEvents,
     actors: { effects: 'never' },
     serializeState: serializeChainState,
