@@ -48,7 +48,7 @@ function simplePaths<S extends AnyMachineSnapshot>(t: Traversal<S>): GraphPath<S
           `${t.caller}: limits.maxDepth (${maxDepth}) exceeded: a simple path is longer than ${maxDepth} events: ${edges.map((e) => t.events.name(e.event)).join(' → ')}. Raise limits.maxDepth, use paths: 'shortest', or make serializeState coarser.`,
         );
       }
-      const next = t.idOf(edge.to);
+      const next = t.endsOf(edge).to;
       if (onPath.has(next)) emit();
       else visit(next);
       edges.pop();
@@ -66,7 +66,7 @@ function shortestPaths<S extends AnyMachineSnapshot>(t: Traversal<S>): GraphPath
   const queue = [t.initialKey];
   for (let key = queue.shift(); key !== undefined; key = queue.shift()) {
     for (const edge of t.out.get(key) ?? []) {
-      const next = t.idOf(edge.to);
+      const next = t.endsOf(edge).to;
       if (parent.has(next)) continue;
       parent.set(next, edge);
       hasChild.add(key);
@@ -77,8 +77,10 @@ function shortestPaths<S extends AnyMachineSnapshot>(t: Traversal<S>): GraphPath
   for (const key of parent.keys()) {
     if (hasChild.has(key)) continue;
     const path: Edge<S, EventObject>[] = [];
-    for (let edge = parent.get(key); edge; edge = parent.get(t.idOf(edge.from))) {
+    for (let edge = parent.get(key); edge; edge = parent.get(t.endsOf(edge).from)) {
       path.unshift(edge);
+      // A shortest path visits each vertex once: longer means the parents loop (a bug).
+      if (path.length > parent.size) throw new Error(`${t.caller}: shortest paths loop`);
     }
     paths.push(path);
     if (paths.length > t.limits.maxPaths) throw tooManyPaths(t, 'shortest');

@@ -57,6 +57,13 @@ export interface Traversal<S extends AnyMachineSnapshot> {
   readonly out: ReadonlyMap<string, readonly Edge<S, EventObject>[]>;
   /** The internal vertex id of a snapshot of the graph. */
   readonly idOf: (snapshot: S) => string;
+  /**
+   * The internal ids of the vertices an edge of the graph leaves and reaches. Use these, not
+   * idOf(edge.from): XState hands back the same snapshot object for a step that changes only
+   * the runtime (a timer that fired without a transition), so one snapshot object can be two
+   * vertices, and a path rebuilt by snapshot ids could loop forever.
+   */
+  readonly endsOf: (edge: Edge<S, EventObject>) => { readonly from: string; readonly to: string };
   /** The runtime (timers, answered children) a snapshot of the graph rests with. */
   readonly runtimeOf: (snapshot: S) => Runtime;
   readonly events: TraversalEvents<S>;
@@ -101,6 +108,12 @@ export function traverse<S extends AnyMachineSnapshot>(
   const vertices = new Map<string, S>();
   const edges: Edge<S, EventObject>[] = [];
   const out = new Map<string, Edge<S, EventObject>[]>();
+  const ends = new WeakMap<Edge<S, EventObject>, { readonly from: string; readonly to: string }>();
+  const endsOf = (edge: Edge<S, EventObject>) => {
+    const known = ends.get(edge);
+    if (!known) throw new Error(`${caller}: an edge that is not of this traversal`);
+    return known;
+  };
 
   const identify = (snapshot: S, runtime: Runtime): string => {
     const id = `k:${serializeState(snapshot)}\u0000${runtimeKey(runtime)}`;
@@ -110,7 +123,7 @@ export function traverse<S extends AnyMachineSnapshot>(
   };
   const pathTo = (vertex: Vertex<S> | undefined): Edge<S, EventObject>[] => {
     const path: Edge<S, EventObject>[] = [];
-    for (let edge = vertex?.via; edge; edge = vertexOf.get(ids.get(edge.from) ?? '')?.via) {
+    for (let edge = vertex?.via; edge; edge = vertexOf.get(endsOf(edge).from)?.via) {
       path.unshift(edge);
     }
     return path;
@@ -175,6 +188,7 @@ export function traverse<S extends AnyMachineSnapshot>(
         microsteps: step.microsteps,
         transitions: step.transitions,
       };
+      ends.set(edge, { from: id, to: toId });
       own.push(edge);
       edges.push(edge);
       const found = until && step.microsteps.find(until);
@@ -204,6 +218,7 @@ export function traverse<S extends AnyMachineSnapshot>(
     initialKey,
     out,
     idOf,
+    endsOf,
     runtimeOf: (snapshot) => runtimes.get(snapshot) as Runtime,
     events,
     stepper,

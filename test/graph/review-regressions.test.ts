@@ -413,3 +413,27 @@ describe('10. replays are typed by the machine', () => {
     expect(replay.snapshot.context.orderId).toBe(ORDER_INPUT.orderId);
   });
 });
+
+describe('11. a timer that fires without a transition', () => {
+  // XState returns the same snapshot object when only the runtime changes (the timer is gone),
+  // so that object is two vertices; shortest paths rebuilt by snapshot looped forever.
+  const machine = createMachine({
+    initial: 'waiting',
+    states: {
+      waiting: {
+        after: { 1000: { guard: () => false, target: 'done' } },
+        on: { GO: 'done' },
+      },
+      done: { type: 'final' },
+    },
+  });
+
+  it('gives shortest paths that end, one per vertex, and they replay', async () => {
+    const suite = generatePathTests(machine, { events: [{ type: 'GO' }], paths: 'shortest' });
+    expect(suite.paths.map((path) => path.name).sort()).toEqual([
+      'GO ⇒ done',
+      'after:1000@waiting ⇒ waiting',
+    ]);
+    for (const path of suite.paths) await path.run();
+  });
+});
