@@ -2,7 +2,7 @@ import { type Message, userMessage } from '../messages.js';
 import { ResponseCollector } from '../model/collect-stream.js';
 import type { LanguageModel, ModelRequest, ModelResponse } from '../model/language-model.js';
 import { REPORTS_ITSELF } from '../observe/observe-agent-run.js';
-import { observersFor } from '../observe/registry.js';
+import { type InheritsObservers, observersFor, RUN_OBSERVERS } from '../observe/registry.js';
 import { observedTime, startObservation } from '../observe/run-observation.js';
 import type { ObservedModelCall } from '../observe/run-observer.js';
 import { Transcript } from '../transcript.js';
@@ -36,7 +36,8 @@ export function fromModel(
     run: async (input, context) => {
       const { signal, observers } = context.config;
       const observation = startObservation(
-        observersFor(observers),
+        // The tree's observers, fixed when its top-level run started (as fromChain's are).
+        observersFor(observers, (context.config as InheritsObservers)[RUN_OBSERVERS]),
         {
           ...context.run,
           model: { provider: model.provider, modelId: model.modelId },

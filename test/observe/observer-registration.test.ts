@@ -6,6 +6,7 @@ import {
   ConfigError,
   createChain,
   fromFunction,
+  fromModel,
   type ObservedRun,
   observeRuns,
   type RunObserver,
@@ -80,6 +81,19 @@ describe('the observers of a tree of runs', () => {
 
     await answering('next').invoke('hi');
     expect(late.lines()[0]).toBe('chain:next start');
+  });
+
+  it('holds for a model step too: one registered mid-sequence hears none of it', async () => {
+    const late = recordingObserver();
+    const steps = sequence(
+      fromFunction((input: string) => {
+        observeGlobally(late.observer);
+        return input;
+      }, 'register'),
+      fromModel(new ScriptedModel([{ text: 'model answered' }]), {}, 'model step'),
+    );
+    await steps.invoke('hi');
+    expect(late.lines()).toEqual([]);
   });
 
   it('one unregistered mid-sequence hears the whole tree, every run ended', async () => {
