@@ -1,5 +1,6 @@
 import type { AnyStateMachine } from 'xstate';
 import type { PathTestOptions } from '../graph/path-tests.js';
+import { isRecord } from '../is-record.js';
 import { describe } from '../viz/machine-check.js';
 import { CliError } from './cli-error.js';
 
@@ -22,11 +23,7 @@ export function isMachine(value: unknown): value is AnyStateMachine {
 
 function isSpec(value: unknown): value is PathsSpec {
   return (
-    typeof value === 'object' &&
-    value !== null &&
-    !Array.isArray(value) &&
-    isMachine((value as { machine?: unknown }).machine) &&
-    !('invoke' in value) // a Chain or ToolLoop has a machine too
+    isRecord(value) && isMachine(value.machine) && !('invoke' in value) // a Chain or ToolLoop has a machine too
   );
 }
 

@@ -1,4 +1,5 @@
 import type { AnyStateMachine, AnyStateNode, AnyTransitionDefinition } from 'xstate';
+import { descendants } from '../graph/state-nodes.js';
 import { actionLabel, escapeLabel, invokeLabel, transitionLabel } from './labels.js';
 import { assertMachine, describe } from './machine-check.js';
 import { anyStateIdOf, stateIdOf } from './state-ids.js';
@@ -240,10 +241,6 @@ function containers(node: AnyStateNode): AnyStateNode[] {
 function commonBlock(a: AnyStateNode, b: AnyStateNode): AnyStateNode | undefined {
   const outer = new Set(containers(b));
   return containers(a).find((c) => outer.has(c) && c.type !== 'parallel');
-}
-
-function descendants(node: AnyStateNode): AnyStateNode[] {
-  return children(node).flatMap((child) => [child, ...descendants(child)]);
 }
 
 function children(node: AnyStateNode): AnyStateNode[] {
