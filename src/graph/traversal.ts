@@ -55,17 +55,13 @@ export interface Traversal<S extends AnyMachineSnapshot> {
   readonly initialKey: string;
   /** Each vertex's edges (by internal id), in the order the events were offered. */
   readonly out: ReadonlyMap<string, readonly Edge<S, EventObject>[]>;
-  /** The internal vertex id of a snapshot of the graph. */
-  readonly idOf: (snapshot: S) => string;
   /**
-   * The internal ids of the vertices an edge of the graph leaves and reaches. Use these, not
-   * idOf(edge.from): XState hands back the same snapshot object for a step that changes only
+   * The internal ids of the vertices an edge of the graph leaves and reaches. Not the snapshots'
+   * ids: XState hands back the same snapshot object for a step that changes only
    * the runtime (a timer that fired without a transition), so one snapshot object can be two
    * vertices, and a path rebuilt by snapshot ids could loop forever.
    */
   readonly endsOf: (edge: Edge<S, EventObject>) => { readonly from: string; readonly to: string };
-  /** The runtime (timers, answered children) a snapshot of the graph rests with. */
-  readonly runtimeOf: (snapshot: S) => Runtime;
   readonly events: TraversalEvents<S>;
   readonly stepper: Stepper<S>;
   readonly limits: Required<TraversalLimits>;
@@ -203,7 +199,6 @@ export function traverse<S extends AnyMachineSnapshot>(
     }
   }
 
-  const idOf = (snapshot: S) => ids.get(snapshot) ?? `k:${serializeState(snapshot)}`;
   return {
     machine,
     input: options.input,
@@ -217,9 +212,7 @@ export function traverse<S extends AnyMachineSnapshot>(
     },
     initialKey,
     out,
-    idOf,
     endsOf,
-    runtimeOf: (snapshot) => runtimes.get(snapshot) as Runtime,
     events,
     stepper,
     limits,
