@@ -66,13 +66,37 @@ function classKey(ctor: { readonly code: string; readonly name: string }): strin
   return Object.hasOwn(ctor, 'code') ? ctor.code : `${ctor.code}:${ctor.name}`;
 }
 
-/** An option given at construction is invalid. Thrown at once, naming the option. */
+/** One invalid option: which, and what is wrong with it. */
+export interface OptionProblem {
+  readonly option: string;
+  readonly message: string;
+}
+
+/**
+ * An option given at construction is invalid. Thrown at once, naming the option; when several
+ * are wrong, `problems` lists every one (SPEC Q4) and `option` is the first.
+ */
 export class ConfigError extends StatecraftError {
   static override readonly code: string = 'CONFIG_ERROR';
   readonly option: string;
+  readonly problems: readonly OptionProblem[];
   constructor(option: string, message: string, options?: StatecraftErrorOptions) {
     super(`Invalid option \`${option}\`: ${message}`, options);
     this.option = option;
+    this.problems = Object.freeze([{ option, message }]);
+  }
+
+  /** One error for every problem found, `where` naming the factory (e.g. `createChain`). */
+  static of(where: string, problems: readonly OptionProblem[]): ConfigError {
+    const [first, ...rest] = problems;
+    if (!first) throw new TypeError('ConfigError.of needs at least one problem');
+    if (rest.length === 0) return new ConfigError(first.option, first.message);
+    const error = new ConfigError(first.option, first.message);
+    error.message = `${problems.length} invalid options for ${where}:\n${problems
+      .map((p) => `- \`${p.option}\`: ${p.message}`)
+      .join('\n')}`;
+    Object.defineProperty(error, 'problems', { value: Object.freeze([...problems]) });
+    return error;
   }
 }
 

@@ -95,6 +95,7 @@ export {
   ConfigError,
   ModelError,
   type ModelErrorOptions,
+  type OptionProblem,
   type PartialResult,
   ProtocolError,
   StatecraftError,
