@@ -185,8 +185,10 @@ function plural(n: number, noun: string): string {
   return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
 
-function oneLine(text: string): string {
-  const line = text.replace(/\s*\n\s*/g, ' ');
+export function oneLine(text: string): string {
+  // Each whitespace run that holds a line break becomes one space. Not `/\s*\n\s*/g`: that
+  // backtracks quadratically over long runs of spaces, and error messages carry model output.
+  const line = text.replace(/\s+/g, (run) => (run.includes('\n') ? ' ' : run));
   return line.length > 120 ? `${line.slice(0, 117)}...` : line;
 }
 

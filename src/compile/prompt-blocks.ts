@@ -5,11 +5,55 @@
 export const BLOCK_TAGS = ['experiences', 'tool_best_practices', 'must_principles'] as const;
 export type BlockTag = (typeof BLOCK_TAGS)[number];
 
-const BLOCK_PATTERN = new RegExp(`\\s*<(${BLOCK_TAGS.join('|')})>[\\s\\S]*?</\\1>\\s*`, 'g');
-
-/** `text` without any block statecraft rendered into it, trimmed. */
+/**
+ * `text` without any block statecraft rendered into it, trimmed: each `<tag>…</tag>` with the
+ * whitespace around it becomes a blank line. A scan rather than the regex
+ * `\s*<(tags)>[\s\S]*?</\1>\s*`, which backtracks quadratically over a long run of
+ * whitespace or over openings that never close (system prompts hold model-written experiences,
+ * SPEC Q1). Same result: the leftmost opening that has a closing wins, up to its first closing.
+ */
 export function stripBlocks(text: string): string {
-  return text.replace(BLOCK_PATTERN, '\n\n').trim();
+  const next = new Map<BlockTag, number>(); // where each tag next opens at or after `from`; -1: never
+  const parts: string[] = [];
+  let from = 0; // where the text not yet copied starts
+  for (;;) {
+    let tag: BlockTag | undefined;
+    let open = -1;
+    for (const candidate of BLOCK_TAGS) {
+      let at = next.get(candidate);
+      if (at === undefined || (at >= 0 && at < from)) {
+        at = text.indexOf(`<${candidate}>`, from);
+        next.set(candidate, at);
+      }
+      if (at >= 0 && (open < 0 || at < open)) {
+        open = at;
+        tag = candidate;
+      }
+    }
+    if (tag === undefined) break;
+    const closing = `</${tag}>`;
+    const close = text.indexOf(closing, open + tag.length + 2);
+    if (close < 0) {
+      // No closing after this opening, so none after any later opening of the tag either.
+      next.set(tag, -1);
+      continue;
+    }
+    let start = open;
+    while (start > from && isSpace(text[start - 1] as string)) start--;
+    let end = close + closing.length;
+    while (end < text.length && isSpace(text[end] as string)) end++;
+    parts.push(text.slice(from, start), '\n\n');
+    from = end;
+  }
+  parts.push(text.slice(from));
+  return parts.join('').trim();
+}
+
+const SPACE = /\s/;
+
+/** One character of regex `\s`, tested alone: linear however long the run. */
+function isSpace(char: string): boolean {
+  return SPACE.test(char);
 }
 
 /** One block: `<tag>`, the lines, `</tag>`; nothing when there are no lines. */

@@ -11,8 +11,8 @@ export function* jsonCandidates(text: string): Generator<unknown> {
     yield whole.value;
     return; // the answer is JSON through and through: nothing else in it is a candidate
   }
-  for (const match of text.matchAll(/```[a-zA-Z0-9_-]*\s*\n?([\s\S]*?)```/g)) {
-    const fenced = tryParse((match[1] ?? '').trim());
+  for (const body of fencedBlocks(text)) {
+    const fenced = tryParse(body.trim());
     if (fenced) yield fenced.value;
   }
   for (const [start, end] of outermostBrackets(text)) {
@@ -25,6 +25,38 @@ export function* jsonCandidates(text: string): Generator<unknown> {
 export function extractJson(text: string): { readonly value: unknown } | undefined {
   for (const value of jsonCandidates(text)) return { value };
   return undefined;
+}
+
+const FENCE = '```';
+
+/**
+ * The body of each closed code fence (```lang … ```), in order. A scan, not a regex: a lazy
+ * regex over an opening fence that never closes backtracks over the rest of the text once per
+ * character of its language tag (quadratic: a 1 MB answer blocked the event loop for minutes,
+ * SPEC Q1). Here each character is looked at a bounded number of times. An opening fence
+ * without a closing one ends the scan: no later fence could close anything either.
+ */
+function* fencedBlocks(text: string): Generator<string> {
+  let open = text.indexOf(FENCE);
+  while (open >= 0) {
+    let start = open + FENCE.length;
+    while (start < text.length && isLanguageChar(text.charCodeAt(start))) start++;
+    const close = text.indexOf(FENCE, start);
+    if (close < 0) return;
+    yield text.slice(start, close);
+    open = text.indexOf(FENCE, close + FENCE.length);
+  }
+}
+
+/** [a-zA-Z0-9_-]: the characters of a fence's language tag, as in ```json. */
+function isLanguageChar(code: number): boolean {
+  return (
+    (code >= 97 && code <= 122) || // a-z
+    (code >= 65 && code <= 90) || // A-Z
+    (code >= 48 && code <= 57) || // 0-9
+    code === 95 || // _
+    code === 45 // -
+  );
 }
 
 function tryParse(text: string): { readonly value: unknown } | undefined {
