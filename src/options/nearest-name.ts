@@ -19,16 +19,26 @@ export function nearestName(name: string, known: readonly string[]): string | un
   return bestDistance <= allowed ? best : undefined;
 }
 
-/** Levenshtein distance with two rows; names longer than 64 characters are never near. */
+/**
+ * Edit distance counting a swap of two neighbouring letters as one edit (optimal string
+ * alignment), since `prot` for `port` is as much one slip as `pot` is; three rows.
+ * Names longer than 64 characters are never near.
+ */
 function editDistance(a: string, b: string): number {
   if (a.length > 64 || b.length > 64) return Number.POSITIVE_INFINITY;
+  let beforePrevious: number[] = [];
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const current = [i];
     for (let j = 1; j <= b.length; j++) {
       const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution));
+      let distance = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        distance = Math.min(distance, (beforePrevious[j - 2] ?? 0) + 1);
+      }
+      current.push(distance);
     }
+    beforePrevious = previous;
     previous = current;
   }
   return previous[b.length] ?? Number.POSITIVE_INFINITY;

@@ -60,8 +60,37 @@ export class OptionProblems {
     }
   }
 
+  /**
+   * A nested options object such as `warningPrompt`: undefined when not given; otherwise it
+   * must be a plain object, and its keys not in `known` are refused as `option.key`. Returns
+   * the object even when it has unknown keys, so its known ones are still checked.
+   */
+  nested(
+    option: string,
+    value: unknown,
+    known: readonly string[],
+  ): Readonly<Record<string, unknown>> | undefined {
+    if (value === undefined) return undefined;
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      this.add(
+        option,
+        `must be an object { ${known.map((key) => `${key}?`).join(', ')} }; got ${kindOf(value)}`,
+      );
+      return undefined;
+    }
+    this.unknownKeys(value, known, `${option}.`);
+    return value as Readonly<Record<string, unknown>>;
+  }
+
   /** Throws one ConfigError naming every problem found, if any. */
   throwIfAny(): void {
     if (this.#problems.length > 0) throw ConfigError.of(this.#where, this.#problems);
   }
+}
+
+/** How a value that should have been an object is shown: its kind, never its content. */
+function kindOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return `a ${typeof value}`;
 }

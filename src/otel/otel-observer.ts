@@ -16,6 +16,8 @@ import type {
   ObservedToolCall,
   RunObserver,
 } from '../observe/run-observer.js';
+import type { EveryKeyListed } from '../options/option-keys.js';
+import { OptionProblems } from '../options/option-problems.js';
 import { isAsyncIterable } from '../runtime/async-iterable.js';
 import type { Usage } from '../usage.js';
 import { ATTR, errorMessage, errorType, finishReason, providerName } from './gen-ai-attributes.js';
@@ -326,19 +328,31 @@ function fail(span: Span, error: unknown, captureContent: boolean): void {
   });
 }
 
+/** Every option otelObserver (and instrument) knows: any other key is refused as a typo (SPEC Q4). */
+const OTEL_OPTION_KEYS = [
+  'tracer',
+  'captureContent',
+] as const satisfies readonly (keyof OtelObserverOptions)[];
+
+// tsc fails here, naming the option, when OtelObserverOptions gains one the list lacks.
+const _everyOtelOptionListed: EveryKeyListed<OtelObserverOptions, typeof OTEL_OPTION_KEYS> = true;
+
 function checkedOptions(options: OtelObserverOptions): Required<OtelObserverOptions> {
   if (typeof options !== 'object' || options === null) {
     throw new ConfigError('options', 'must be an object: { tracer?, captureContent? }');
   }
+  const problems = new OptionProblems('otelObserver');
+  problems.unknownKeys(options, OTEL_OPTION_KEYS);
   const { tracer, captureContent = false } = options;
   if (
     tracer !== undefined &&
     typeof (tracer as { startSpan?: unknown })?.startSpan !== 'function'
   ) {
-    throw new ConfigError('tracer', 'must be an OpenTelemetry Tracer (with startSpan)');
+    problems.add('tracer', 'must be an OpenTelemetry Tracer (with startSpan)');
   }
   if (typeof captureContent !== 'boolean') {
-    throw new ConfigError('captureContent', `must be true or false; got ${typeof captureContent}`);
+    problems.add('captureContent', `must be true or false; got ${typeof captureContent}`);
   }
+  problems.throwIfAny();
   return { tracer: tracer ?? trace.getTracer('statecraft'), captureContent };
 }

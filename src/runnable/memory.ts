@@ -1,5 +1,7 @@
 import { ConfigError } from '../errors.js';
 import { assistantMessage, type Message, userMessage } from '../messages.js';
+import type { EveryKeyListed } from '../options/option-keys.js';
+import { OptionProblems } from '../options/option-problems.js';
 import type { ChainRunInput } from '../runtime/create-chain.js';
 import { createRunnable, type Runnable, type RunnableLike } from './runnable.js';
 import { runnable } from './to-runnable.js';
@@ -32,16 +34,33 @@ export interface InMemoryChatMemoryOptions {
   readonly maxMessages?: number;
 }
 
+/** Every option InMemoryChatMemory knows: any other key is refused as a typo (SPEC Q4). */
+const MEMORY_OPTION_KEYS = [
+  'maxMessages',
+] as const satisfies readonly (keyof InMemoryChatMemoryOptions)[];
+
+// tsc fails here, naming the option, when InMemoryChatMemoryOptions gains one the list lacks.
+const _everyMemoryOptionListed: EveryKeyListed<
+  InMemoryChatMemoryOptions,
+  typeof MEMORY_OPTION_KEYS
+> = true;
+
 /** A Memory in this process's heap, per session: for tests, scripts and single-process apps. */
 export class InMemoryChatMemory implements Memory {
   readonly #sessions = new Map<string, MemoryTurn[]>();
   readonly #maxMessages: number | undefined;
 
   constructor(options: InMemoryChatMemoryOptions = {}) {
+    if (typeof options !== 'object' || options === null) {
+      throw new ConfigError('options', 'new InMemoryChatMemory takes an options object or nothing');
+    }
+    const problems = new OptionProblems('new InMemoryChatMemory');
+    problems.unknownKeys(options, MEMORY_OPTION_KEYS);
     const { maxMessages } = options;
     if (maxMessages !== undefined && !(Number.isInteger(maxMessages) && maxMessages > 0)) {
-      throw new ConfigError('maxMessages', `must be an integer > 0; got ${String(maxMessages)}`);
+      problems.add('maxMessages', `must be an integer > 0; got ${String(maxMessages)}`);
     }
+    problems.throwIfAny();
     this.#maxMessages = maxMessages;
   }
 

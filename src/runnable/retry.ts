@@ -1,4 +1,6 @@
 import { ConfigError } from '../errors.js';
+import type { EveryKeyListed } from '../options/option-keys.js';
+import { OptionProblems } from '../options/option-problems.js';
 import { integerAtLeast } from '../runtime/option-checks.js';
 import { isolatedAttempt } from './attempt.js';
 import {
@@ -14,20 +16,40 @@ function isWorthRetrying(error: unknown): boolean {
   return !ConfigError.isInstance(error);
 }
 
+/** Every option withRetry knows: any other key is refused as a typo (SPEC Q4). */
+const RETRY_OPTION_KEYS = [
+  'maxAttempts',
+  'shouldRetry',
+  'delayMs',
+] as const satisfies readonly (keyof RetryOptions)[];
+
+// tsc fails here, naming the option, when RetryOptions gains one the list lacks.
+const _everyRetryOptionListed: EveryKeyListed<RetryOptions, typeof RETRY_OPTION_KEYS> = true;
+
 /**
  * The runnable again on failure, up to `maxAttempts` in all. Each attempt is a child run, so
  * callbacks see every failed attempt and the one that succeeded. Cancellation is never
  * retried, whatever `shouldRetry` says.
  */
 export function retrying<I, O>(inner: Runnable<I, O>, options: RetryOptions = {}): Runnable<I, O> {
-  const maxAttempts = integerAtLeast('maxAttempts', options.maxAttempts, 1, 3);
+  if (typeof options !== 'object' || options === null) {
+    throw new ConfigError('options', 'withRetry takes an options object or nothing');
+  }
+  const problems = new OptionProblems('withRetry');
+  problems.unknownKeys(options, RETRY_OPTION_KEYS);
+  const checkedMaxAttempts = problems.check(() =>
+    integerAtLeast('maxAttempts', options.maxAttempts, 1, 3),
+  );
   const { shouldRetry = isWorthRetrying, delayMs = 0 } = options;
   if (typeof shouldRetry !== 'function') {
-    throw new ConfigError('shouldRetry', 'must be a function (error, attempt) => boolean');
+    problems.add('shouldRetry', 'must be a function (error, attempt) => boolean');
   }
   if (typeof delayMs !== 'function' && !(typeof delayMs === 'number' && delayMs >= 0)) {
-    throw new ConfigError('delayMs', 'must be a number >= 0 or a function of the attempt');
+    problems.add('delayMs', 'must be a number >= 0 or a function of the attempt');
   }
+  problems.throwIfAny();
+  // Defined: its check passed, or throwIfAny would have thrown.
+  const maxAttempts = checkedMaxAttempts as number;
   return createRunnable<I, O>({
     name: `${inner.name} (retry)`,
     kind: 'retry',

@@ -3,6 +3,9 @@ import type { EarlyStopping } from '../../machines/early-stopping.js';
 import type { PromptContract } from '../compile/convert-to-llm-request.js';
 import { ConfigError } from '../errors.js';
 import type { JsonSchema, LanguageModel, ResponseFormat } from '../model/language-model.js';
+import { checkResponseFormat, checkSamplingSettings } from '../options/model-request-options.js';
+import type { EveryKeyListed } from '../options/option-keys.js';
+import { OptionProblems } from '../options/option-problems.js';
 import type { StandardSchema } from '../structured/output-schema.js';
 import type { AnyTool } from '../tools/define-tool.js';
 import type { RemoteToolExecutor } from '../tools/remote-executor.js';
@@ -88,10 +91,54 @@ export interface ChainOptions<T = string> {
   };
 }
 
+/** Every option createChain knows: any other key is refused as a typo (SPEC Q4). */
+export const CHAIN_OPTION_KEYS = [
+  'model',
+  'name',
+  'tools',
+  'systemPrompt',
+  'baseInstruction',
+  'mustPrinciples',
+  'maxIterations',
+  'maxTokens',
+  'maxExecutionTime',
+  'earlyStopping',
+  'warningPrompt',
+  'warningThreshold',
+  'toolResponseInstructions',
+  'responseFormat',
+  'outputSchema',
+  'validateResult',
+  'warnRecursiveCalls',
+  'catchIntermediateResult',
+  'resultCacheKey',
+  'remote',
+  'toolConcurrency',
+  'toolTimeoutMs',
+  'streamBatchSize',
+  'modelSettings',
+] as const satisfies readonly (keyof ChainOptions)[];
+
+type Warnings = NonNullable<ChainOptions['warningPrompt']> &
+  NonNullable<ChainOptions['warningThreshold']>;
+const WARNING_KEYS = ['iterations', 'tokens'] as const satisfies readonly (keyof Warnings)[];
+type ModelSettings = NonNullable<ChainOptions['modelSettings']>;
+const MODEL_SETTINGS_KEYS = [
+  'temperature',
+  'topP',
+  'maxOutputTokens',
+  'seed',
+] as const satisfies readonly (keyof ModelSettings)[];
+
+// tsc fails on these, naming the option, when an interface gains one its list lacks.
+const _everyChainOptionListed: EveryKeyListed<ChainOptions, typeof CHAIN_OPTION_KEYS> = true;
+const _everyWarningKeyListed: EveryKeyListed<Warnings, typeof WARNING_KEYS> = true;
+const _everyModelSettingListed: EveryKeyListed<ModelSettings, typeof MODEL_SETTINGS_KEYS> = true;
+
 function warning(
   kind: 'iterations' | 'tokens',
-  prompt: string | undefined,
-  threshold: number | undefined,
+  prompt: unknown,
+  threshold: unknown,
 ): ChainWarning | undefined {
   if (prompt === undefined && threshold === undefined) return undefined;
   if (typeof prompt !== 'string' || prompt.trim() === '') {
@@ -120,7 +167,7 @@ function checkEarlyStopping(options: ChainOptions<unknown>): EarlyStopping | und
   }
   // Always invalid, so refused here rather than at the limit: the stop message is text, it
   // could not pass a schema, and a result that skipped the schema would lie about T.
-  const format = options.responseFormat?.type;
+  const format = (options.responseFormat as { type?: unknown } | null | undefined)?.type;
   const structured =
     options.outputSchema !== undefined
       ? 'outputSchema'
@@ -136,22 +183,27 @@ function checkEarlyStopping(options: ChainOptions<unknown>): EarlyStopping | und
   return earlyStopping;
 }
 
-/** Validates every option, naming the first bad one, and derives the machine's config. `options` is an object (createChain checks). */
-export function chainConfig(
-  options: ChainOptions<unknown>,
-  tools: readonly AnyTool[],
-): ChainConfig {
-  checkModel('model', options.model);
-  runName('name', options.name, 'chain');
-  const maxIterations = integerAtLeast('maxIterations', options.maxIterations, 1, 10);
-  const maxTokens = integerAtLeast('maxTokens', options.maxTokens, 1, 128_000);
-  optionalPositive('toolConcurrency', options.toolConcurrency, true);
-  optionalDelay('toolTimeoutMs', options.toolTimeoutMs);
-  integerAtLeast('streamBatchSize', options.streamBatchSize, 1, 5);
-  const maxExecutionTime = optionalDelay('maxExecutionTime', options.maxExecutionTime);
-  const earlyStopping = checkEarlyStopping(options);
+/** The options that are plain texts, flags or lists of texts, which nothing derives from. */
+function checkPlainOptions(problems: OptionProblems, options: ChainOptions<unknown>): void {
+  for (const key of ['systemPrompt', 'baseInstruction'] as const) {
+    if (options[key] !== undefined && typeof options[key] !== 'string') {
+      problems.add(key, `must be a string; got ${typeof options[key]}`);
+    }
+  }
+  const principles: unknown = options.mustPrinciples;
+  if (
+    principles !== undefined &&
+    !(Array.isArray(principles) && principles.every((p) => typeof p === 'string'))
+  ) {
+    problems.add('mustPrinciples', 'must be an array of strings');
+  }
+  for (const key of ['warnRecursiveCalls', 'catchIntermediateResult'] as const) {
+    if (options[key] !== undefined && typeof options[key] !== 'boolean') {
+      problems.add(key, `must be true or false; got ${String(options[key])}`);
+    }
+  }
   if (options.validateResult !== undefined && typeof options.validateResult !== 'function') {
-    throw new ConfigError(
+    problems.add(
       'validateResult',
       'must be a function (result) => { ok: true } | { ok: false, message }',
     );
@@ -160,29 +212,64 @@ export function chainConfig(
     options.resultCacheKey !== undefined &&
     (typeof options.resultCacheKey !== 'string' || !options.resultCacheKey)
   ) {
-    throw new ConfigError('resultCacheKey', 'must be a non-empty string');
+    problems.add('resultCacheKey', 'must be a non-empty string');
   }
-  const remote = options.remote;
+  const remote: unknown = options.remote;
   if (
     remote !== undefined &&
-    (typeof remote.execute !== 'function' || typeof remote.listTools !== 'function')
+    (typeof remote !== 'object' ||
+      remote === null ||
+      typeof (remote as RemoteToolExecutor).execute !== 'function' ||
+      typeof (remote as RemoteToolExecutor).listTools !== 'function')
   ) {
-    throw new ConfigError('remote', 'must implement listTools() and execute(call, { signal })');
+    problems.add('remote', 'must implement listTools() and execute(call, { signal })');
   }
   const instructions = options.toolResponseInstructions;
   if (instructions !== undefined && instructions !== false && typeof instructions !== 'string') {
-    throw new ConfigError('toolResponseInstructions', 'must be a string, or false for none');
+    problems.add('toolResponseInstructions', 'must be a string, or false for none');
   }
-  const iterationWarning = warning(
-    'iterations',
-    options.warningPrompt?.iterations,
-    options.warningThreshold?.iterations,
+}
+
+/**
+ * Validates every option, reporting every problem at once (unknown keys, with the nearest
+ * known name, first), and derives the machine's config. `options` is an object (createChain
+ * checks). `problems` may hold the caller's own findings (e.g. about `tools`): they are thrown
+ * together with these.
+ */
+export function chainConfig(
+  options: ChainOptions<unknown>,
+  tools: readonly AnyTool[],
+  problems: OptionProblems = new OptionProblems('createChain'),
+): ChainConfig {
+  problems.unknownKeys(options, CHAIN_OPTION_KEYS);
+  problems.check(() => checkModel('model', options.model));
+  problems.check(() => runName('name', options.name, 'chain'));
+  const maxIterations = problems.check(() =>
+    integerAtLeast('maxIterations', options.maxIterations, 1, 10),
   );
-  const tokenWarning = warning(
-    'tokens',
-    options.warningPrompt?.tokens,
-    options.warningThreshold?.tokens,
+  const maxTokens = problems.check(() =>
+    integerAtLeast('maxTokens', options.maxTokens, 1, 128_000),
   );
+  problems.check(() => optionalPositive('toolConcurrency', options.toolConcurrency, true));
+  problems.check(() => optionalDelay('toolTimeoutMs', options.toolTimeoutMs));
+  problems.check(() => integerAtLeast('streamBatchSize', options.streamBatchSize, 1, 5));
+  const maxExecutionTime = problems.check(() =>
+    optionalDelay('maxExecutionTime', options.maxExecutionTime),
+  );
+  const earlyStopping = problems.check(() => checkEarlyStopping(options));
+  checkPlainOptions(problems, options);
+  checkResponseFormat(problems, 'responseFormat', options.responseFormat);
+  const settings = problems.nested('modelSettings', options.modelSettings, MODEL_SETTINGS_KEYS);
+  if (settings) checkSamplingSettings(problems, 'modelSettings', settings);
+  const prompts = problems.nested('warningPrompt', options.warningPrompt, WARNING_KEYS);
+  const thresholds = problems.nested('warningThreshold', options.warningThreshold, WARNING_KEYS);
+  const iterationWarning = problems.check(() =>
+    warning('iterations', prompts?.iterations, thresholds?.iterations),
+  );
+  const tokenWarning = problems.check(() => warning('tokens', prompts?.tokens, thresholds?.tokens));
+  // Before anything is derived: a failed check left its value undefined.
+  problems.throwIfAny();
+  const instructions = options.toolResponseInstructions;
   // Frozen, with copies of the caller's arrays: the compile pipeline renders a frozen
   // contract's tool blocks once, which is only right if nothing can change it afterwards.
   const contract: PromptContract = Object.freeze({
@@ -202,8 +289,9 @@ export function chainConfig(
     ),
   });
   return {
-    maxIterations,
-    maxTokens,
+    // Defined: their checks passed, or throwIfAny would have thrown.
+    maxIterations: maxIterations as number,
+    maxTokens: maxTokens as number,
     warnings: {
       ...(iterationWarning && { iterations: iterationWarning }),
       ...(tokenWarning && { tokens: tokenWarning }),

@@ -51,6 +51,7 @@ import {
 } from '../observe/observe-agent-run.js';
 import { observeChildRuns } from '../observe/observe-child-runs.js';
 import type { RunObserver } from '../observe/run-observer.js';
+import { OptionProblems } from '../options/option-problems.js';
 import { type BatchResult, batchSettled } from '../runnable/batch.js';
 import { jsonCandidates } from '../structured/extract-json.js';
 import { readPlanStream, type StreamedPlan } from '../tool-loop/instant-plan.js';
@@ -183,9 +184,12 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
   if (typeof options !== 'object' || options === null) {
     throw new ConfigError('options', 'createToolLoop needs an options object');
   }
-  const registry = new LocalToolRegistry(options.tools ?? []);
+  // Every problem of the options at once (SPEC Q4), the registry's (`tools`) included.
+  const problems = new OptionProblems('createToolLoop');
+  const checkedRegistry = problems.check(() => new LocalToolRegistry(options.tools ?? []));
+  const config: ToolLoopConfig = toolLoopConfig(options, checkedRegistry?.list() ?? [], problems);
+  const registry = checkedRegistry as LocalToolRegistry; // toolLoopConfig threw otherwise
   const specs = registry.specs();
-  const config: ToolLoopConfig = toolLoopConfig(options, registry.list());
   const { model, planner } = options;
   const responseFormat = planResponseFormat(specs);
   const instant = options.instant ?? true;

@@ -1,6 +1,7 @@
 import type { ToolLoopConfig } from '../../machines/tool-loop.js';
-import { ConfigError } from '../errors.js';
 import type { LanguageModel } from '../model/language-model.js';
+import type { EveryKeyListed } from '../options/option-keys.js';
+import { OptionProblems } from '../options/option-problems.js';
 import type { PlannerContext } from '../tool-loop/planner-context.js';
 import type { AnyTool } from '../tools/define-tool.js';
 import type { Chain } from './create-chain.js';
@@ -61,25 +62,52 @@ export interface ToolLoopOptions {
   readonly instructions?: string;
 }
 
-/** Validates every option, naming the first bad one (SPEC T8), and derives the machine's config. */
+/** Every option createToolLoop knows: any other key is refused as a typo (SPEC Q4). */
+export const TOOL_LOOP_OPTION_KEYS = [
+  'model',
+  'name',
+  'planner',
+  'tools',
+  'maxRounds',
+  'concurrency',
+  'timeout',
+  'planRetries',
+  'instant',
+  'respond',
+  'instructions',
+] as const satisfies readonly (keyof ToolLoopOptions)[];
+
+// tsc fails here, naming the option, when ToolLoopOptions gains one the list lacks.
+const _everyToolLoopOptionListed: EveryKeyListed<ToolLoopOptions, typeof TOOL_LOOP_OPTION_KEYS> =
+  true;
+
+/**
+ * Validates every option (SPEC T8), reporting every problem at once (unknown keys, with the
+ * nearest known name, first), and derives the machine's config. `problems` may hold the
+ * caller's own findings (e.g. about `tools`): they are thrown together with these.
+ */
 export function toolLoopConfig(
   options: ToolLoopOptions,
   tools: readonly AnyTool[],
+  problems: OptionProblems = new OptionProblems('createToolLoop'),
 ): ToolLoopConfig {
-  if (options.model !== undefined) checkModel('model', options.model);
-  runName('name', options.name, 'tool-loop');
+  problems.unknownKeys(options, TOOL_LOOP_OPTION_KEYS);
+  if (options.model !== undefined) problems.check(() => checkModel('model', options.model));
+  problems.check(() => runName('name', options.name, 'tool-loop'));
   if (options.planner !== undefined && typeof options.planner !== 'function') {
-    throw new ConfigError('planner', 'must be a function (context, { signal }) => plan');
+    problems.add('planner', 'must be a function (context, { signal }) => plan');
   }
   if (options.model === undefined && options.planner === undefined && tools.length > 0) {
-    throw new ConfigError('model', 'is required unless a `planner` function is given');
+    problems.add('model', 'is required unless a `planner` function is given');
   }
-  const maxRounds = integerAtLeast('maxRounds', options.maxRounds, 0, 5);
-  optionalPositive('concurrency', options.concurrency, true);
-  const timeout = optionalDelay('timeout', options.timeout);
-  const planRetries = integerAtLeast('planRetries', options.planRetries, 0, 1);
+  const maxRounds = problems.check(() => integerAtLeast('maxRounds', options.maxRounds, 0, 5));
+  problems.check(() => optionalPositive('concurrency', options.concurrency, true));
+  const timeout = problems.check(() => optionalDelay('timeout', options.timeout));
+  const planRetries = problems.check(() =>
+    integerAtLeast('planRetries', options.planRetries, 0, 1),
+  );
   if (options.instant !== undefined && typeof options.instant !== 'boolean') {
-    throw new ConfigError('instant', `must be a boolean; got ${String(options.instant)}`);
+    problems.add('instant', `must be a boolean; got ${String(options.instant)}`);
   }
   const respond = options.respond ?? options.model !== undefined;
   if (
@@ -87,21 +115,24 @@ export function toolLoopConfig(
     typeof respond !== 'function' &&
     (typeof respond !== 'object' || respond === null || typeof respond.invoke !== 'function')
   ) {
-    throw new ConfigError(
+    problems.add(
       'respond',
       'must be true (a call to `model`), false, a chain from createChain(), or a function',
     );
   }
   if (respond === true && options.model === undefined) {
-    throw new ConfigError('respond', 'is true, but there is no `model` to respond with');
+    problems.add('respond', 'is true, but there is no `model` to respond with');
   }
   if (options.instructions !== undefined && typeof options.instructions !== 'string') {
-    throw new ConfigError('instructions', 'must be a string');
+    problems.add('instructions', 'must be a string');
   }
+  // Before anything is derived: a failed check left its value undefined.
+  problems.throwIfAny();
   return {
-    maxRounds,
+    // Defined: their checks passed, or throwIfAny would have thrown.
+    maxRounds: maxRounds as number,
     ...(timeout !== undefined && { timeout }),
-    planRetries,
+    planRetries: planRetries as number,
     respond: respond !== false,
   };
 }

@@ -3,6 +3,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import { ConfigError } from '../errors.js';
 import type { RunObserver } from '../observe/run-observer.js';
+import type { EveryKeyListed } from '../options/option-keys.js';
+import { OptionProblems } from '../options/option-problems.js';
 import { loadPageAssets, type PageAsset } from './page-assets.js';
 import { RunFeed, type SequencedEvent } from './run-feed.js';
 import type { ResetEvent } from './viewer-events.js';
@@ -40,27 +42,43 @@ export interface Viewer {
 export const DEFAULT_VIEWER_PORT = 4319;
 const HOST = '127.0.0.1';
 
-/** Starts the viewer; resolves once it listens. Bad options and busy ports are clear errors. */
+/** The feed keeping `keepRuns` finished runs; its RangeError as a ConfigError naming the option. */
+function runFeed(keepRuns: number | undefined): RunFeed {
+  try {
+    return new RunFeed(keepRuns === undefined ? {} : { keepRuns });
+  } catch (error) {
+    throw new ConfigError('keepRuns', (error as Error).message);
+  }
+}
+
+/** Every option startViewer knows: any other key is refused as a typo (SPEC Q4). */
+const VIEWER_OPTION_KEYS = [
+  'port',
+  'host',
+  'keepRuns',
+] as const satisfies readonly (keyof ViewerOptions)[];
+
+// tsc fails here, naming the option, when ViewerOptions gains one the list lacks.
+const _everyViewerOptionListed: EveryKeyListed<ViewerOptions, typeof VIEWER_OPTION_KEYS> = true;
+
+/** Starts the viewer; resolves once it listens. Bad options (all of them at once) and busy ports are clear errors. */
 export async function startViewer(options: ViewerOptions = {}): Promise<Viewer> {
   if (typeof options !== 'object' || options === null) {
     throw new ConfigError('options', 'startViewer takes an options object or nothing');
   }
+  const problems = new OptionProblems('startViewer');
+  problems.unknownKeys(options, VIEWER_OPTION_KEYS);
   const port = options.port ?? DEFAULT_VIEWER_PORT;
   if (!Number.isInteger(port) || port < 0 || port > 65_535) {
-    throw new ConfigError('port', `expected an integer from 0 to 65535, got ${String(port)}`);
+    problems.add('port', `expected an integer from 0 to 65535, got ${String(port)}`);
   }
   if (options.host !== undefined && options.host !== HOST) {
-    throw new ConfigError(
-      'host',
-      `the viewer listens on ${HOST} only, got ${String(options.host)}`,
-    );
+    problems.add('host', `the viewer listens on ${HOST} only, got ${String(options.host)}`);
   }
-  let feed: RunFeed;
-  try {
-    feed = new RunFeed(options.keepRuns === undefined ? {} : { keepRuns: options.keepRuns });
-  } catch (error) {
-    throw new ConfigError('keepRuns', (error as Error).message);
-  }
+  const checkedFeed = problems.check(() => runFeed(options.keepRuns));
+  problems.throwIfAny();
+  // Defined: its check passed, or throwIfAny would have thrown.
+  const feed = checkedFeed as RunFeed;
   const assets = await loadPageAssets();
   const streams = new Set<ServerResponse>();
   // Event ids are `<boot>-<seq>`: numbers alone start again at 1 in a restarted viewer, and a

@@ -127,3 +127,147 @@ describe('chain option validation', () => {
     expect(scripted.callCount).toBe(0);
   });
 });
+
+// SPEC Q4 (issue 13, defect 10): options are validated whole. A misspelled option used to be
+// accepted and ignored (`maxIteration: 3` ran with the default 10), and only the first bad
+// option was reported.
+describe('the options object as a whole (SPEC Q4)', () => {
+  it('refuses a misspelled option, naming the nearest known one', () => {
+    const error = configErrorFor({ maxIteration: 3 });
+    expect(error.option).toBe('maxIteration');
+    expect(error.message).toBe(
+      'Invalid option `maxIteration`: is not an option of createChain; did you mean `maxIterations`?',
+    );
+  });
+
+  it('refuses an unknown option even when it is set to undefined', () => {
+    expect(configErrorFor({ maxTokenz: undefined }).message).toContain('did you mean `maxTokens`?');
+  });
+
+  it('refuses an unknown option near no known one without guessing', () => {
+    const error = configErrorFor({ banana: true });
+    expect(error.option).toBe('banana');
+    expect(error.message).not.toContain('did you mean');
+  });
+
+  it('reports every problem in one ConfigError', () => {
+    const error = configErrorFor({ maxIteration: 3, maxTokens: 0, model: undefined });
+    expect(error.problems.map((p) => p.option)).toEqual(['maxIteration', 'model', 'maxTokens']);
+    expect(error.option).toBe('maxIteration');
+    expect(error.message).toContain('3 invalid options for createChain');
+    expect(error.message).toContain('`maxIteration`: is not an option of createChain');
+    expect(error.message).toContain('`model`: must be a LanguageModel');
+    expect(error.message).toContain('`maxTokens`: must be an integer >= 1; got 0');
+  });
+
+  it('reports bad values of several options, not only the first', () => {
+    const error = configErrorFor({
+      toolConcurrency: 0,
+      validateResult: 'yes',
+      earlyStopping: 'sometimes',
+      systemPrompt: 42,
+      warnRecursiveCalls: 'no',
+    });
+    expect(error.problems.map((p) => p.option)).toEqual([
+      'toolConcurrency',
+      'earlyStopping',
+      'systemPrompt',
+      'warnRecursiveCalls',
+      'validateResult',
+    ]);
+  });
+
+  it.each([
+    [{ modelSettings: { temprature: 0 } }, 'modelSettings.temprature', 'modelSettings.temperature'],
+    [{ modelSettings: { topp: 0.9 } }, 'modelSettings.topp', 'modelSettings.topP'],
+    [
+      { warningPrompt: { iteration: 'hurry' } },
+      'warningPrompt.iteration',
+      'warningPrompt.iterations',
+    ],
+    [
+      { warningPrompt: { tokens: 'hurry' }, warningThreshold: { tokens: -1, token: 5 } },
+      'warningThreshold.token',
+      'warningThreshold.tokens',
+    ],
+    [
+      { responseFormat: { type: 'json_schema', name: 'n', schema: {}, strikt: true } },
+      'responseFormat.strikt',
+      'responseFormat.strict',
+    ],
+  ])('refuses a nested typo by its dotted path: %j', (overrides, option, near) => {
+    const error = configErrorFor(overrides);
+    expect(error.problems.map((p) => p.option)).toEqual([option]);
+    expect(error.message).toContain(`Invalid option \`${option}\``);
+    expect(error.message).toContain(`did you mean \`${near}\`?`);
+  });
+
+  it.each([
+    [{ modelSettings: 0.2 }, 'modelSettings'],
+    [{ modelSettings: { temperature: '0.2' } }, 'modelSettings.temperature'],
+    [{ modelSettings: { maxOutputTokens: 0 } }, 'modelSettings.maxOutputTokens'],
+    [{ modelSettings: { seed: 1.5 } }, 'modelSettings.seed'],
+    [{ warningPrompt: 'hurry' }, 'warningPrompt'],
+    [{ responseFormat: 'json' }, 'responseFormat'],
+    [{ responseFormat: { type: 'yaml' } }, 'responseFormat.type'],
+    [{ responseFormat: { type: 'json_object', schema: {} } }, 'responseFormat.schema'],
+    [{ responseFormat: { type: 'json_schema', name: 'n' } }, 'responseFormat.schema'],
+    [{ mustPrinciples: 'be nice' }, 'mustPrinciples'],
+    [{ remote: null }, 'remote'],
+  ])('refuses %j, naming %s', (overrides, option) => {
+    expect(configErrorFor(overrides).problems.map((p) => p.option)).toEqual([option]);
+  });
+
+  it('reports problems at several depths together', () => {
+    const error = configErrorFor({
+      maxIterations: 0,
+      modelSettings: { temprature: 0, topP: 'high' },
+      warningThreshold: { iterations: -1 },
+    });
+    expect(error.problems.map((p) => p.option)).toEqual([
+      'maxIterations',
+      'modelSettings.temprature',
+      'modelSettings.topP',
+      'warningPrompt.iterations',
+    ]);
+    expect(error.message).toContain('4 invalid options for createChain');
+  });
+
+  it('accepts every option, each set to a valid value', () => {
+    const remote = { name: 'remote', listTools: () => [], execute: () => Promise.reject() };
+    // Required<…>: a new option makes this test list it too, or it does not compile.
+    const options: Required<ChainOptions<{ answer: number }>> = {
+      model,
+      name: 'everything',
+      tools: [add],
+      systemPrompt: 'You add.',
+      baseInstruction: 'Answer in JSON.',
+      mustPrinciples: ['Use the tool.'],
+      maxIterations: 3,
+      maxTokens: 1000,
+      maxExecutionTime: 60_000,
+      earlyStopping: 'generate',
+      warningPrompt: { iterations: 'Hurry.', tokens: 'Be brief.' },
+      warningThreshold: { iterations: -1, tokens: 500 },
+      toolResponseInstructions: false,
+      responseFormat: {
+        type: 'json_schema',
+        name: 'answer',
+        schema: { type: 'object' },
+        description: 'The answer.',
+        strict: true,
+      },
+      outputSchema: z.object({ answer: z.number() }),
+      validateResult: () => ({ ok: true }),
+      warnRecursiveCalls: false,
+      catchIntermediateResult: false,
+      resultCacheKey: 'answer',
+      remote,
+      toolConcurrency: 2,
+      toolTimeoutMs: 5000,
+      streamBatchSize: 3,
+      modelSettings: { temperature: 0, topP: 0.9, maxOutputTokens: 200, seed: 7 },
+    };
+    expect(() => createChain(options)).not.toThrow();
+  });
+});

@@ -55,3 +55,10 @@ describe('OptionProblems (SPEC Q4)', () => {
     expect(nearestName('x'.repeat(100), ['x'])).toBeUndefined();
   });
 });
+
+describe('nearestName', () => {
+  it('counts two swapped neighbouring letters as one slip', () => {
+    expect(nearestName('prot', ['port', 'host', 'keepRuns'])).toBe('port');
+    expect(nearestName('maxItreations', ['maxIterations', 'maxTokens'])).toBe('maxIterations');
+  });
+});

@@ -271,3 +271,62 @@ describe('a loop without tools and without a model', () => {
     model.assertComplete();
   });
 });
+
+// SPEC Q4 (issue 13, defect 10): options are validated whole. A misspelled option used to be
+// accepted and ignored (`maxToolCalls: 1` bounded nothing), and only the first bad option was
+// reported.
+describe('the options object as a whole (SPEC Q4)', () => {
+  it('refuses a misspelled option, naming the nearest known one', () => {
+    const error = errorForOption('maxRound', 3);
+    expect(error.option).toBe('maxRound');
+    expect(error.message).toBe(
+      'Invalid option `maxRound`: is not an option of createToolLoop; did you mean `maxRounds`?',
+    );
+    expect(errorForOption('planRetrys', 2).message).toContain('did you mean `planRetries`?');
+  });
+
+  it('refuses an option the tool loop does not have', () => {
+    const error = errorForOption('maxToolCalls', 1);
+    expect(error.option).toBe('maxToolCalls');
+    expect(error.message).toContain('is not an option of createToolLoop');
+  });
+
+  it('reports every problem in one ConfigError', () => {
+    const error = configErrorFor({
+      model: unusedModel(),
+      tools: [lookup],
+      maxToolCalls: 1,
+      maxRounds: -1,
+      instant: 'yes',
+    });
+    expect(error.problems.map((p) => p.option)).toEqual(['maxToolCalls', 'maxRounds', 'instant']);
+    expect(error.option).toBe('maxToolCalls');
+    expect(error.message).toContain('3 invalid options for createToolLoop');
+    expect(error.message).toContain('`maxToolCalls`: is not an option of createToolLoop');
+    expect(error.message).toContain('`maxRounds`: must be an integer >= 0; got -1');
+    expect(error.message).toContain('`instant`: must be a boolean; got yes');
+  });
+
+  it('reports a missing model with the other problems', () => {
+    const error = configErrorFor({ tools: [lookup], concurrency: 0, respond: true });
+    expect(error.problems.map((p) => p.option)).toEqual(['model', 'concurrency', 'respond']);
+  });
+
+  it('accepts every option, each set to a valid value', () => {
+    // Required<…>: a new option makes this test list it too, or it does not compile.
+    const options: Required<ToolLoopOptions> = {
+      model: unusedModel(),
+      name: 'everything',
+      planner: () => ({ nextAction: 'response' }),
+      tools: [lookup],
+      maxRounds: 2,
+      concurrency: 2,
+      timeout: 60_000,
+      planRetries: 0,
+      instant: false,
+      respond: () => 'answer',
+      instructions: 'Answer briefly.',
+    };
+    expect(() => createToolLoop(options)).not.toThrow();
+  });
+});

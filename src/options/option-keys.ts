@@ -1,0 +1,19 @@
+/**
+ * `true` when `Keys` lists every key of `Options`; otherwise an object naming the keys it
+ * lacks. A factory declares its known-key list and then
+ *
+ * ```ts
+ * const CHAIN_OPTION_KEYS = ['model', …] as const satisfies readonly (keyof ChainOptions)[];
+ * const _everyKeyListed: EveryKeyListed<ChainOptions, typeof CHAIN_OPTION_KEYS> = true;
+ * ```
+ *
+ * so the list can drift from the interface in neither direction: `satisfies` refuses a name
+ * the interface lacks, and adding an option to the interface without listing it fails `tsc`
+ * with "Type 'true' is not assignable to type '{ unlisted: "newOption" }'". Without this, the
+ * new option would be refused at run time as unknown (SPEC Q4).
+ */
+export type EveryKeyListed<Options, Keys extends readonly unknown[]> = [
+  Exclude<keyof Options, Keys[number]>,
+] extends [never]
+  ? true
+  : { readonly unlisted: Exclude<keyof Options, Keys[number]> };
