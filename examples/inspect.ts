@@ -1,32 +1,45 @@
-// Watch a chain run in the Stately inspector (SPEC D1). @statelyai/inspect (an optional peer:
-// `npm install @statelyai/inspect`) starts a bridge on port 8080 and opens
-// http://localhost:8080, a page that embeds the inspector from stately.ai (that page needs a
-// connection). Any run takes the inspector the same way: `chain.invoke(input, { inspect })`,
-// `stream`, `batch`, and every Runnable's config, which hands it to the chains and tool loops
-// inside.
+// Watch a chain run in the Stately inspector (SPEC D1). This starts a local bridge on
+// 127.0.0.1:8080 and opens http://127.0.0.1:8080, a page that embeds the inspector from
+// stately.ai (that page needs a connection). Any run takes the inspector the same way:
+// `chain.invoke(input, { inspect })`, `stream`, `batch`, and every Runnable's config, which hands
+// it to the chains and tool loops inside. It needs @statelyai/inspect, an optional peer:
+// `npm install @statelyai/inspect`.
 //
-// Mind what the bridge exposes: @statelyai/inspect's server (0.7) listens on every network
-// interface, not only on localhost, and checks no Origin. Whoever can reach the port (another
-// machine on the network, or any web page open in a browser here, through a WebSocket) is sent
-// every event the runs report, prompts and model answers included. Run it on a machine and
-// network you trust, with data you would show them; the package offers no option to bind it to
-// 127.0.0.1. (`statecraft view` is the local alternative: it listens on 127.0.0.1 only.)
+// The bridge is the one `statecraft run --inspect` uses (your own script needs no code for it:
+// `npx statecraft run my-script.ts --inspect`). It listens on 127.0.0.1 only and refuses foreign
+// Host headers and foreign Origins, so neither another machine nor a web page open in a browser
+// here can read the runs, prompts and answers included. (@statelyai/inspect's own bridge,
+// `@statelyai/inspect/server`, listens on every network interface and checks neither.)
 //
-//   npx tsx examples/inspect.ts [--no-open] [--port 8080]
-import { createWebSocketInspector } from '@statelyai/inspect';
-import { createInspectorServer } from '@statelyai/inspect/server';
+//   npm run inspect -- [--no-open] [--port 8080]
 import { createChain, defineTool } from 'statecraft';
 import { ScriptedModel } from 'statecraft/testing';
 import { z } from 'zod';
+import { CliError } from '../src/cli/cli-error.js';
+import { DEFAULT_INSPECTOR_PORT, startInspectorBridge } from '../src/cli/inspector-bridge.js';
 
-const portFlag = process.argv.indexOf('--port');
-const port = portFlag === -1 ? 8080 : Number(process.argv[portFlag + 1]);
-if (!Number.isInteger(port) || port < 1 || port > 65_535) {
-  throw new Error(`--port must be a port number (1-65535), got ${process.argv[portFlag + 1]}`);
+/** What the user can fix (a bad or busy port, a missing package): one line, no stack. */
+function fail(message: string): never {
+  process.stderr.write(`npm run inspect: ${message}\n`);
+  process.exit(1);
 }
 
-const server = createInspectorServer({ port, autoOpen: !process.argv.includes('--no-open') });
-const inspector = createWebSocketInspector({ url: `ws://localhost:${port}` });
+const portFlag = process.argv.indexOf('--port');
+const portText = portFlag === -1 ? String(DEFAULT_INSPECTOR_PORT) : process.argv[portFlag + 1];
+const port = Number(portText);
+if (!/^\d+$/.test(portText ?? '') || port < 1 || port > 65_535) {
+  fail(`--port must be a port number (1-65535), got ${portText ?? 'nothing'}`);
+}
+
+const bridge = await startInspectorBridge({
+  port,
+  open: !process.argv.includes('--no-open'),
+  name: 'npm run inspect',
+  portInUse: (busy) =>
+    `port ${busy} is busy (something else listens on it): choose another with --port, e.g. npm run inspect -- --port ${busy === 65_535 ? busy - 1 : busy + 1}`,
+}).catch((error: unknown) =>
+  error instanceof CliError ? fail(error.message) : Promise.reject(error),
+);
 
 const add = defineTool({
   name: 'add',
@@ -42,12 +55,9 @@ const model = new ScriptedModel([
 ]);
 const chain = createChain({ model, tools: [add], outputSchema: z.object({ answer: z.number() }) });
 
-console.log(`Stately inspector: http://localhost:${port}`);
-const result = await chain.invoke('What is 2 + 3?', { inspect: inspector.inspect });
+console.log(`Stately inspector: ${bridge.url}`);
+const result = await chain.invoke('What is 2 + 3?', { inspect: bridge.inspect });
 console.log('result:', result.result);
 console.log('The inspector keeps the run; press Ctrl-C to stop.');
 
-process.once('SIGINT', () => {
-  inspector.stop();
-  server.stop();
-});
+process.once('SIGINT', () => void bridge.stop());

@@ -84,7 +84,7 @@ describe('statecraft run --inspect', () => {
       }),
     ]);
     expect(stderr.text()).toContain(
-      `statecraft run: Stately inspector at http://localhost:${port}`,
+      `statecraft run: Stately inspector at http://127.0.0.1:${port}`,
     );
 
     // The page, connected before the run starts: it sees the run live, as it happens.
@@ -129,7 +129,7 @@ describe('statecraft run --inspect', () => {
       );
     const [inUse, notAPort] = await Promise.all([
       run('--inspect-port', String(port)),
-      run('--inspect-port', '0'),
+      run('--inspect-port', '65536'),
     ]);
     expect(inUse).toEqual({
       code: 1,
@@ -138,8 +138,21 @@ describe('statecraft run --inspect', () => {
     });
     expect(notAPort.code).toBe(1);
     expect(notAPort.stdout).toBe('');
-    expect(notAPort.stderr).toMatch(/--inspect-port must be a whole number from 1 to 65535/);
+    expect(notAPort.stderr).toMatch(
+      /--inspect-port must be a whole number from 0 \(any free port\) to 65535/,
+    );
   }, 60_000);
+
+  it('says in --help that the bridge stays on 127.0.0.1 and refuses foreign Hosts and Origins', async () => {
+    const help = await new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, [...CLI, 'run', '--help'], (error, stdout) =>
+        error ? reject(error) : resolve(stdout.replace(/\s+/g, ' ')),
+      ),
+    );
+    expect(help).toContain('The bridge listens on 127.0.0.1 only');
+    expect(help).toContain('refuses requests with a foreign Host');
+    expect(help).toContain('WebSocket connections with a foreign Origin');
+  }, 30_000);
 
   it('names the package to install when @statelyai/inspect cannot be imported', async () => {
     const missing = Object.assign(new Error("Cannot find package '@statelyai/inspect'"), {
@@ -152,7 +165,7 @@ describe('statecraft run --inspect', () => {
     });
     await expect(started).rejects.toBeInstanceOf(CliError);
     await expect(started).rejects.toThrow(
-      /--inspect needs @statelyai\/inspect.*npm install @statelyai\/inspect/,
+      /the Stately inspector needs @statelyai\/inspect.*npm install @statelyai\/inspect/,
     );
   });
 });

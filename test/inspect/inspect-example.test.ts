@@ -1,8 +1,10 @@
-// examples/inspect.ts, smoke-tested as a user runs it: it starts @statelyai/inspect's local
-// bridge, runs a chain with the WebSocket inspector, and the bridge hands the run's events to
-// whoever connects, as it does to the page that embeds the Stately inspector. Ctrl-C ends it.
-import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
+// examples/inspect.ts, smoke-tested as a user runs it: it starts the local inspector bridge on
+// 127.0.0.1, runs a chain with @statelyai/inspect's WebSocket inspector, and the bridge hands
+// the run's events to its page (here a client with the page's Origin), and to no other web
+// page (SPEC Q5). Ctrl-C ends it. A busy port is one line, not a stack trace.
+import { execFile, spawn } from 'node:child_process';
+import { connect, createServer, type Server } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 
@@ -11,10 +13,7 @@ afterEach(() => {
   for (const cleanup of cleanups.splice(0)) cleanup();
 });
 
-/**
- * A port nobody listens on right now (the bridge takes a fixed port, not 0), on every
- * interface: the bridge listens on all of them, so a port free on 127.0.0.1 alone may not be.
- */
+/** A port nobody listens on right now (the example takes a fixed port, not 0). */
 async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, resolve));
@@ -23,31 +22,26 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** The error code of listening on `host:port`, or undefined when it could (closed at once). */
-function listenError(port: number, host: string): Promise<string | undefined> {
+/** The error code of a TCP connection to `host:port`, or 'connected'. */
+function tcpConnect(host: string, port: number): Promise<string> {
   return new Promise((resolve) => {
-    const probe = createServer();
-    probe.once('error', (error: NodeJS.ErrnoException) => resolve(error.code));
-    probe.listen(port, host, () => probe.close(() => resolve(undefined)));
+    const socket = connect({ host, port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve('connected');
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
   });
 }
+
+const EXAMPLE = ['--conditions=statecraft-source', '--import', 'tsx', 'examples/inspect.ts'];
 
 describe('examples/inspect.ts', () => {
   it('streams the chain run to the local inspector bridge, and stops on Ctrl-C', async () => {
     const port = await freePort();
-    const child = spawn(
-      process.execPath,
-      [
-        '--conditions=statecraft-source',
-        '--import',
-        'tsx',
-        'examples/inspect.ts',
-        '--no-open',
-        '--port',
-        String(port),
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const child = spawn(process.execPath, [...EXAMPLE, '--no-open', '--port', String(port)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     cleanups.push(() => child.exitCode === null && child.kill('SIGKILL'));
     let stdout = '';
     const ready = new Promise<void>((resolve, reject) => {
@@ -58,13 +52,27 @@ describe('examples/inspect.ts', () => {
       child.on('exit', () => reject(new Error(`the example exited early: ${stdout}`)));
     });
     await ready;
-    expect(stdout).toContain(`Stately inspector: http://localhost:${port}`);
+    expect(stdout).toContain(`Stately inspector: http://127.0.0.1:${port}`);
     expect(stdout).toContain('result: { answer: 5 }');
-    // As the example warns: the bridge holds the port on every interface, not on loopback only.
-    expect(await listenError(port, '0.0.0.0')).toBe('EADDRINUSE');
+    // The bridge listens on the loopback interface only: this machine's other addresses, where
+    // it has any, do not reach it.
+    const elsewhere = Object.values(networkInterfaces())
+      .flat()
+      .filter((entry) => entry !== undefined && !entry.internal && entry.family === 'IPv4')
+      .map((entry) => entry?.address as string);
+    for (const host of elsewhere) expect(await tcpConnect(host, port)).toBe('ECONNREFUSED');
+    // A web page from elsewhere is refused.
+    const evil = new WebSocket(`ws://127.0.0.1:${port}`, { origin: 'http://evil.example' });
+    cleanups.push(() => evil.terminate());
+    const refused = await new Promise((resolve, reject) => {
+      evil.once('open', () => resolve('open'));
+      evil.once('unexpected-response', (_request, response) => resolve(response.statusCode));
+      evil.once('error', reject);
+    });
+    expect(refused).toBe(403);
 
-    // Connected after the run, like a page opened late: the bridge replays what it holds.
-    const socket = new WebSocket(`ws://127.0.0.1:${port}`);
+    // Its own page, opened after the run: the bridge replays what it holds.
+    const socket = new WebSocket(`ws://127.0.0.1:${port}`, { origin: `http://localhost:${port}` });
     cleanups.push(() => socket.terminate());
     const values: unknown[] = [];
     await new Promise<void>((resolve) => {
@@ -83,5 +91,33 @@ describe('examples/inspect.ts', () => {
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGINT');
     expect(await exited).toBe(0);
+  }, 30_000);
+
+  it('says in one line, with no stack trace, that its port is busy and how to choose another', async () => {
+    const taken: Server = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => taken.close());
+    const { port } = taken.address() as { port: number };
+    const run = (...args: string[]) =>
+      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+        const child = execFile(
+          process.execPath,
+          [...EXAMPLE, '--no-open', ...args],
+          (error, stdout, stderr) =>
+            resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
+        );
+        cleanups.push(() => child.exitCode === null && child.kill('SIGKILL'));
+      });
+    const [busy, bad] = await Promise.all([run('--port', String(port)), run('--port', 'http')]);
+    expect(busy).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `npm run inspect: port ${port} is busy (something else listens on it): choose another with --port, e.g. npm run inspect -- --port ${port + 1}\n`,
+    });
+    expect(bad).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'npm run inspect: --port must be a port number (1-65535), got http\n',
+    });
   }, 30_000);
 });

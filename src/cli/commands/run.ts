@@ -10,7 +10,7 @@ import { ProgressDisplay } from '../progress.js';
 // runs it makes, as they happen, from the runs' own events (a process-wide RunObserver, so
 // the example needs no change). The example's output stays on stdout; progress is on stderr.
 // With --inspect, every chain and tool-loop run is also sent to the Stately inspector
-// through @statelyai/inspect's local bridge (SPEC D1), a process-wide inspector likewise.
+// through a local bridge on 127.0.0.1 (SPEC D1, Q5), a process-wide inspector likewise.
 
 interface RunOptions {
   readonly inspect?: boolean;
@@ -33,7 +33,7 @@ export function runCommand(program: Command): void {
     )
     .option(
       '--inspect-port <port>',
-      'port of the local inspector bridge and its page',
+      'port of the local inspector bridge and its page, on 127.0.0.1 (0: any free port)',
       parsePort,
       DEFAULT_INSPECTOR_PORT,
     )
@@ -42,14 +42,15 @@ export function runCommand(program: Command): void {
       'after',
       [
         '',
-        'With --inspect, the page at http://localhost:<port> embeds the Stately inspector from',
-        'stately.ai (that page needs a connection). The bridge (@statelyai/inspect) listens on',
-        'every network interface and checks no Origin: whoever reaches the port reads the runs,',
-        'prompts and answers included, so use it on a machine and network you trust',
-        '(`statecraft view` stays on 127.0.0.1). The bridge stops when the example ends. Chains and tool loops invoked by',
-        "an app's own machine (support-triage) are actors of that machine: they reach the",
-        "inspector when the app passes `inspect` to its createActor, as XState's inspection is",
-        'per actor system.',
+        'With --inspect, the page at http://127.0.0.1:<port> embeds the Stately inspector from',
+        'stately.ai (that page needs a connection) and hands it the runs through a local bridge.',
+        'The bridge listens on 127.0.0.1 only, and refuses requests with a foreign Host and',
+        'WebSocket connections with a foreign Origin (any web page but its own): the runs,',
+        'prompts and answers included, stay on this machine. Programs on this machine (which',
+        'send no Origin) can still connect, as to any local port. The bridge stops when the',
+        "example ends. Chains and tool loops invoked by an app's own machine (support-triage)",
+        'are actors of that machine: they reach the inspector when the app passes `inspect` to',
+        "its createActor, as XState's inspection is per actor system.",
         '',
         'Examples:',
         '  statecraft run quickstart',
@@ -103,11 +104,13 @@ function idle(): Promise<void> {
   return new Promise((resolve) => process.once('beforeExit', () => resolve()));
 }
 
-/** The bridge's page names its port, so 0 (any free port) cannot be used. */
+/** 0 picks any free port: the URL printed names the one taken. */
 function parsePort(value: string): number {
   const port = Number(value);
-  if (!/^\d+$/.test(value) || port < 1 || port > 65_535) {
-    throw new InvalidArgumentError('--inspect-port must be a whole number from 1 to 65535.');
+  if (!/^\d+$/.test(value) || port > 65_535) {
+    throw new InvalidArgumentError(
+      '--inspect-port must be a whole number from 0 (any free port) to 65535.',
+    );
   }
   return port;
 }

@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
-import { platform } from 'node:os';
 import { type Command, InvalidArgumentError } from 'commander';
 import { observeRuns } from '../../observe/registry.js';
 import { DEFAULT_VIEWER_PORT, startViewer } from '../../viewer/server.js';
 import { debugStack } from '../cli-error.js';
 import { findExample } from '../find-example.js';
 import { importModule } from '../load-export.js';
+import { openBrowser } from '../open-browser.js';
 
 // `statecraft view <example>`: the local run viewer (SPEC X4). It serves the page on
 // 127.0.0.1, observes every run in this process, and runs the example (or any script) here, so
@@ -58,7 +57,7 @@ export function viewCommand(program: Command): void {
       const viewer = await startViewer({ port: options.port });
       const stopObserving = observeRuns(viewer.observer);
       process.stdout.write(`statecraft view: ${viewer.url}\n`);
-      if (options.open) openBrowser(viewer.url);
+      if (options.open) openBrowser(viewer.url, 'statecraft view');
       let failed = false;
       const scriptFailed = (error: unknown) => {
         failed = true;
@@ -125,24 +124,4 @@ function interrupted(): Promise<void> {
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });
-}
-
-/** Best effort: where no browser can be opened, the printed URL is enough. */
-function openBrowser(url: string): void {
-  const os = platform();
-  const [command, args] =
-    os === 'darwin'
-      ? ['open', [url]]
-      : os === 'win32'
-        ? ['cmd', ['/c', 'start', '', url]]
-        : ['xdg-open', [url]];
-  try {
-    const child = spawn(command, args, { stdio: 'ignore', detached: true });
-    child.on('error', () => {
-      process.stderr.write(`statecraft view: could not open a browser; open ${url}\n`);
-    });
-    child.unref();
-  } catch {
-    process.stderr.write(`statecraft view: could not open a browser; open ${url}\n`);
-  }
 }
