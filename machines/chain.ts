@@ -3,13 +3,14 @@ import { compileTurn } from '../src/compile/compile-turn.js';
 import type { PromptContract } from '../src/compile/convert-to-llm-request.js';
 import type { SelfRefSnapshot } from '../src/compile/experiences.js';
 import { type ContextMutation, mutate } from '../src/compile/mutations.js';
-import { reduceTurnContext } from '../src/compile/reduce-turn-context.js';
 import { pendingToolCalls } from '../src/compile/tool-linkage.js';
+import { InputError } from '../src/errors.js';
 import type { Message, ToolCall, ToolResult } from '../src/messages.js';
 import type { FinishReason, ModelResponse } from '../src/model/language-model.js';
 import { responseText, responseToolCalls } from '../src/model/language-model.js';
 import { Transcript } from '../src/transcript.js';
 import { addUsage, type Usage, ZERO_USAGE } from '../src/usage.js';
+import { runDataOf, settledTranscript } from './chain-output.js';
 import {
   callKey,
   duplicateCallResult,
@@ -22,6 +23,7 @@ import {
 } from './chain-policy.js';
 import {
   answerText,
+  callsLeftByFailure,
   cancelledCalls,
   conclusionNote,
   directReturn,
@@ -30,7 +32,6 @@ import {
   type EarlyStop,
   type EarlyStopping,
   type IntermediateStep,
-  intermediateSteps,
   type StopLimit,
 } from './early-stopping.js';
 
@@ -200,7 +201,7 @@ export interface ChainContext {
   readonly failure: ChainFailure | undefined;
 }
 
-interface ChainRunData {
+export interface ChainRunData {
   readonly transcript: Transcript;
   readonly usage: Usage;
   readonly iterations: number;
@@ -240,13 +241,6 @@ export type ChainEvent =
   | { readonly type: 'validateResult.done'; readonly output: ValidationOutcome }
   | { readonly type: 'validateResult.error'; readonly error: unknown };
 
-/** The transcript with everything pending applied: what a finished run reports. */
-function settledTranscript(context: ChainContext): Transcript {
-  if (context.pending.length === 0) return context.transcript;
-  // reduce, not compile: a failed run may end with calls no tool answered, and that is the truth.
-  return reduceTurnContext(context.transcript, context.pending, context.snapshot).transcript;
-}
-
 /** Tokens spent once this event's model response is counted (guards run before actions). */
 function tokensAfter(context: ChainContext, event: ChainEvent): number {
   return (
@@ -263,7 +257,11 @@ function hasCallsAfter(context: ChainContext, event: ChainEvent): boolean {
     : context.toolCalls.length > 0;
 }
 
-function failure(code: ChainFailure['code'], message: string, cause?: unknown): ChainFailure {
+export function failure(
+  code: ChainFailure['code'],
+  message: string,
+  cause?: unknown,
+): ChainFailure {
   return cause === undefined ? { code, message } : { code, message, cause };
 }
 
@@ -325,7 +323,9 @@ export const chainMachine = setup({
       context.config.maxExecutionTime !== undefined && context.limitReached === undefined,
     // The time limit cut a tool step short: its generation is still a step, so that the
     // steps' usage sums to the run's, and its calls are the ones to close.
-    isCutShortInDoing: and(['hasExecutionTimeLimit', stateIn('doing')]),
+    isCutShortInDoing: and(['hasExecutionTimeLimit', 'isRunningTools']),
+    // A step's tools are running: a stop now cuts that step short.
+    isRunningTools: stateIn('doing'),
     // No generation left while tokens remain: the iteration limit, not the budget, ends the run.
     isOutOfIterations: ({ context }) =>
       isOverIterationLimit(context.iterations, context.config.maxIterations) &&
@@ -473,7 +473,7 @@ export const chainMachine = setup({
     }),
     // A generation whose calls are not run (an answer, or a limit reached) is a step too.
     recordStep: assign({ steps: ({ context }) => [...context.steps, stepOf(context, [])] }),
-    // The time limit cut a tool step short: what ran is dropped, but the blocked duplicates
+    // The time limit, an abort or a broken tool step cut a step short: what ran is dropped, but the blocked duplicates
     // were answered before anything ran, and the model is told so like after any step (in the
     // step, so in intermediateSteps, and in the transcript, so they are not cancelled as unrun).
     recordCutShortStep: assign(({ context }) => ({
@@ -488,6 +488,16 @@ export const chainMachine = setup({
       reason: context.limitReached ?? 'maxExecutionTime',
     })),
     // The calls the transcript still waits on: the last step's, when a limit cut them off.
+    // A failed run answers the calls it leaves open (SPEC Q6): its transcript is valid input
+    // for the next run. A limit's wording when a limit stopped it, else the failure's message.
+    closeCallsLeftOpen: assign(({ context }) => {
+      const { calls } = pendingToolCalls(settledTranscript(context));
+      if (calls.length === 0) return {};
+      const closing = context.limitReached
+        ? cancelledCalls(calls, context.limitReached)
+        : callsLeftByFailure(calls, context.failure?.message ?? 'it ended');
+      return { pending: [...context.pending, ...closing] };
+    }),
     closeOpenCalls: assign(({ context }) => ({
       pending: [
         ...context.pending,
@@ -566,6 +576,7 @@ export const chainMachine = setup({
 }).createMachine({
   id: 'chain',
   context: ({ input }) => {
+    checkMachineInput(input);
     const transcript = Transcript.from(input.messages);
     return {
       config: input.config,
@@ -611,10 +622,22 @@ export const chainMachine = setup({
     ],
   },
   on: {
-    ABORT: {
-      target: '.failed',
-      actions: { type: 'failOnAbort', params: ({ event }) => ({ reason: event.reason }) },
-    },
+    ABORT: [
+      // The generation whose tools were running is a step (as when maxExecutionTime cuts it
+      // short): the steps' usage must add up to the run's, and its calls are the ones to close.
+      {
+        guard: 'isRunningTools',
+        target: '.failed',
+        actions: [
+          'recordCutShortStep',
+          { type: 'failOnAbort', params: ({ event }) => ({ reason: event.reason }) },
+        ],
+      },
+      {
+        target: '.failed',
+        actions: { type: 'failOnAbort', params: ({ event }) => ({ reason: event.reason }) },
+      },
+    ],
   },
   states: {
     idle: {
@@ -694,10 +717,13 @@ export const chainMachine = setup({
         ],
         'executeTools.error': {
           target: 'failed',
-          actions: {
-            type: 'failOnError',
-            params: ({ event }) => ({ code: 'CHAIN_ERROR', error: event.error }),
-          },
+          actions: [
+            'recordCutShortStep',
+            {
+              type: 'failOnError',
+              params: ({ event }) => ({ code: 'CHAIN_ERROR', error: event.error }),
+            },
+          ],
         },
       },
     },
@@ -810,20 +836,10 @@ export const chainMachine = setup({
       },
     },
     succeeded: { type: 'final' },
-    failed: { type: 'final' },
+    failed: { type: 'final', entry: 'closeCallsLeftOpen' },
   },
   output: ({ context }): ChainOutput => {
-    const data: ChainRunData = {
-      transcript: settledTranscript(context),
-      usage: context.usage,
-      iterations: context.iterations,
-      steps: context.steps,
-      intermediateSteps: intermediateSteps(context.steps),
-      mutationLog: context.pending.length
-        ? [...context.mutationLog, context.pending]
-        : context.mutationLog,
-      intermediateResults: context.intermediateResults,
-    };
+    const data = runDataOf(context);
     if (context.failure) return { ...data, status: 'failed', failure: context.failure };
     const { limitReached: reason } = context;
     const method = context.config.earlyStopping;
@@ -837,6 +853,25 @@ export const chainMachine = setup({
     };
   },
 });
+
+/**
+ * The machine runs only on what `chain.input(...)` makes: an app that invokes it with other
+ * input learns so here, not from a TypeError deep in a guard (issue 13, defect 9).
+ */
+function checkMachineInput(input: unknown): asserts input is ChainInput {
+  const candidate = input as Partial<ChainInput> | undefined;
+  if (
+    typeof candidate !== 'object' ||
+    candidate === null ||
+    typeof candidate.config !== 'object' ||
+    candidate.config === null ||
+    !Array.isArray(candidate.messages)
+  ) {
+    throw new InputError(
+      "The chain machine needs the input chain.input(...) makes ({ config, messages }): invoke it with `input: ({ context }) => chain.input('…')`",
+    );
+  }
+}
 
 function iterationLimitFailure(context: ChainContext): ChainFailure {
   return {

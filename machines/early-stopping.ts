@@ -48,6 +48,15 @@ export function cancelledCalls(calls: readonly ToolCall[], limit: StopLimit): Co
   return calls.map((call) => mutate.toolCancelled(call.id, `not run, ${limitText(limit)}`));
 }
 
+/**
+ * The calls a failed run leaves unanswered (a limit, an abort, a tool step that broke),
+ * answered as not run with why the run failed: a failed run's transcript must be valid input
+ * for the next run, and providers reject calls without results.
+ */
+export function callsLeftByFailure(calls: readonly ToolCall[], why: string): ContextMutation[] {
+  return calls.map((call) => mutate.toolCancelled(call.id, `not run, the run failed: ${why}`));
+}
+
 /** The note before the final call of `earlyStopping: 'generate'`: it gets no tools, so it must answer. */
 export function conclusionNote(limit: StopLimit): string {
   return (

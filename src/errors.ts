@@ -100,6 +100,14 @@ export class ConfigError extends StatecraftError {
   }
 }
 
+/**
+ * What a run was given is not what it takes, e.g. `chain.invoke(123)`: thrown before anything
+ * runs, naming the expected shape and what came instead.
+ */
+export class InputError extends StatecraftError {
+  static override readonly code: string = 'INVALID_INPUT';
+}
+
 /** The run broke the agent protocol, e.g. it reached `maxIterations`. */
 export class ProtocolError extends StatecraftError {
   static override readonly code: string = 'PROTOCOL_ERROR';

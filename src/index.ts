@@ -93,6 +93,7 @@ export {
   AbortError,
   ChainError,
   ConfigError,
+  InputError,
   ModelError,
   type ModelErrorOptions,
   type OptionProblem,

@@ -22,6 +22,7 @@ import {
   chainMachine,
   type ValidationOutcome,
 } from '../../machines/chain.js';
+import { brokenRunOutput } from '../../machines/chain-output.js';
 import type { EarlyStop, IntermediateStep } from '../../machines/early-stopping.js';
 import type { MutationLog } from '../compile/compile-turn.js';
 import {
@@ -34,6 +35,7 @@ import {
   TimeoutError,
   TokenLimitError,
 } from '../errors.js';
+import { isRecord } from '../is-record.js';
 import { linkedController } from '../linked-controller.js';
 import { type Message, type ToolCall, type ToolResult, userMessage } from '../messages.js';
 import { ResponseCollector } from '../model/collect-stream.js';
@@ -47,6 +49,7 @@ import { inspectorFor } from '../observe/inspect-runs.js';
 import { type AgentRunObserving, observeAgentRun } from '../observe/observe-agent-run.js';
 import { observeChildRuns } from '../observe/observe-child-runs.js';
 import type { RunObserver } from '../observe/run-observer.js';
+import { OptionProblems } from '../options/option-problems.js';
 import { type BatchResult, batchSettled } from '../runnable/batch.js';
 import { jsonCandidates } from '../structured/extract-json.js';
 import {
@@ -62,6 +65,7 @@ import { EventQueue } from './event-queue.js';
 import { runActor } from './run-actor.js';
 import { type RunDetails, RunRecorder, withDetails } from './run-details.js';
 import { modelCallError } from './run-errors.js';
+import { checkedRunInput } from './run-input.js';
 import { RunTools } from './run-tools.js';
 
 export interface ChainRunInput {
@@ -177,20 +181,29 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
   if (typeof options !== 'object' || options === null) {
     throw new ConfigError('options', 'createChain needs an options object with at least a model');
   }
-  // The registry validates `tools` (an array of defined tools, unique names) before anything reads them.
-  const local = new LocalToolRegistry(options.tools ?? []);
-  const tools = local.list();
-  const config: ChainConfig = chainConfig(options as ChainOptions<unknown>, tools);
+  // Every problem of the options is reported at once (SPEC Q4): the registry's (`tools`: an
+  // array of defined tools, unique names), the schema's, and every other option's.
+  const problems = new OptionProblems('createChain');
+  const checkedLocal = problems.check(() => new LocalToolRegistry(options.tools ?? []));
   // SPEC C6: the schema an answer is checked against comes from outputSchema, or else from a
   // json_schema responseFormat; json_object only requires the answer to hold JSON.
   const format = options.responseFormat;
-  const structured: StructuredOutput | undefined = options.outputSchema
-    ? structuredOutput(options.outputSchema)
-    : format?.type === 'json_schema'
-      ? structuredOutput(format.schema, format.name)
-      : format?.type === 'json_object'
-        ? anyJson
-        : undefined;
+  const structured: StructuredOutput | undefined = problems.check(() =>
+    options.outputSchema
+      ? structuredOutput(options.outputSchema)
+      : // A schema that is not an object is chainConfig's to report, as responseFormat.schema.
+        format?.type === 'json_schema' && isRecord(format.schema)
+        ? structuredOutput(format.schema, format.name)
+        : format?.type === 'json_object'
+          ? anyJson
+          : undefined,
+  );
+  const config: ChainConfig = chainConfig(
+    options as ChainOptions<unknown>,
+    checkedLocal?.list() ?? [],
+    problems, // throws every problem found, these two's included
+  );
+  const local = checkedLocal as LocalToolRegistry;
   const responseFormat: ResponseFormat | undefined =
     options.responseFormat ?? structured?.responseFormat;
   const { model } = options;
@@ -332,10 +345,15 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
           return;
         }
         const context = end.context as ChainContext | undefined;
-        const partial = context && {
-          transcript: context.transcript.toArray(),
-          usage: context.usage,
-          steps: context.steps,
+        if (end.how === 'crashed' && context) {
+          errorOf(brokenRunOutput(context, machineFailed(end.error), end.error), recorder);
+          return;
+        }
+        const output = context && brokenRunOutput(context, 'stopped', undefined);
+        const partial = output && {
+          transcript: output.transcript.toArray(),
+          usage: output.usage,
+          steps: output.steps,
           details: recorder.details(),
         };
         const error =
@@ -344,10 +362,7 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
                 'The chain was stopped before it finished: the machine that invoked it left the state that runs it',
                 { ...(partial && { partial }) },
               )
-            : new ChainError(`The chain machine failed: ${messageOf(end.error)}`, {
-                cause: end.error,
-                ...(partial && { partial }),
-              });
+            : new ChainError(machineFailed(end.error), { cause: end.error });
         observation.failed(error, context?.usage);
       };
     },
@@ -390,7 +405,10 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
   }
 
   function input(run: string | ChainRunInput): ChainInput {
-    const runInput = typeof run === 'string' ? { messages: [userMessage(run)] } : run;
+    const runInput =
+      typeof run === 'string'
+        ? { messages: [userMessage(run)] }
+        : checkedRunInput(run, `chain '${options.name ?? 'chain'}'`);
     return {
       config,
       messages: runInput.messages,
@@ -427,24 +445,9 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
     try {
       return await runActor(actor, { signal: runOptions.signal, onSnapshot: observedSnapshot });
     } catch (error) {
-      // The machine itself threw (a bug, or a provided action that failed): still a typed
-      // error that keeps what the run had done.
-      const { context } = actor.getSnapshot();
-      const partial = {
-        transcript: context.transcript.toArray(),
-        usage: context.usage,
-        steps: context.steps,
-        details: recorder.details(),
-      };
-      const failure = new ChainError(
-        `The chain machine failed: ${error instanceof Error ? error.message : String(error)}`,
-        {
-          cause: error,
-          partial,
-        },
-      );
-      observation?.failed(failure, context.usage);
-      throw failure;
+      // The machine itself threw (a bug, or a provided action that failed): a failed run like
+      // any other, CHAIN_ERROR, that keeps what the run had done, its last answer included.
+      return brokenRunOutput(actor.getSnapshot().context, machineFailed(error), error);
     } finally {
       await dispose(runResources);
     }
@@ -536,8 +539,8 @@ function chainRunInput(machineInput: unknown): unknown {
   return { messages, ...(intermediateResults && { intermediateResults }) };
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+function machineFailed(error: unknown): string {
+  return `The chain machine failed: ${error instanceof Error ? error.message : String(error)}`;
 }
 
 /** The abort reason effects see when their run ends first; made once, since stacks are costly. */

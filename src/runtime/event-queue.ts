@@ -42,6 +42,8 @@ export class EventQueue<T> implements AsyncIterable<T> {
   /**
    * Ends the iteration with a run's outcome: `final` (the run's last event), then the error
    * `errorOf` finds in a failed output, or the run's own rejection; `cleanup` runs either way.
+   * Whatever throws here ends the iteration with that error: a stream always ends, and no
+   * rejection is left unhandled.
    */
   endWith<O>(
     run: Promise<O>,
@@ -49,15 +51,25 @@ export class EventQueue<T> implements AsyncIterable<T> {
     errorOf: (output: O) => unknown,
     cleanup: () => void,
   ): void {
-    run
-      .then(
-        (output) => {
-          this.push(final(output));
-          this.end(errorOf(output));
-        },
-        (error: unknown) => this.end(error),
-      )
-      .finally(cleanup);
+    const finish = (outcome: () => void) => {
+      try {
+        outcome();
+      } catch (error) {
+        this.end(error);
+      } finally {
+        cleanup();
+      }
+    };
+    run.then(
+      (output) =>
+        finish(() => {
+          const last = final(output);
+          const error = errorOf(output);
+          this.push(last);
+          this.end(error);
+        }),
+      (error: unknown) => finish(() => this.end(error)),
+    );
   }
 
   [Symbol.asyncIterator](): AsyncIterator<T> {

@@ -57,11 +57,19 @@ describe('maxIterations (C3)', () => {
       'assistant',
       'tool',
       'assistant',
+      'tool',
     ]);
-    expect(partial.transcript.at(-1)).toMatchObject({
+    expect(partial.transcript.at(-2)).toMatchObject({
       role: 'assistant',
       content: 'step 3',
       toolCalls: [{ id: 'call_3', name: 'ping', arguments: { n: 3 } }],
+    });
+    // Its calls are answered as not run (issue 13, defect 8): the transcript is valid input.
+    expect(partial.transcript.at(-1)).toMatchObject({
+      role: 'tool',
+      toolCallId: 'call_3',
+      success: false,
+      error: expect.stringMatching(/not run, the iteration limit was reached/),
     });
     expect(partial.usage).toEqual({ inputTokens: 27, outputTokens: 3, totalTokens: 30 });
     expect(partial.output.status).toBe('failed');
@@ -123,7 +131,12 @@ describe('maxTokens (C3)', () => {
 
     const partial = partialOf(error);
     expect(partial.usage.totalTokens).toBe(120);
-    expect(partial.transcript.at(-1)).toMatchObject({ role: 'assistant', content: 'step 3' });
+    expect(partial.transcript.at(-2)).toMatchObject({ role: 'assistant', content: 'step 3' });
+    expect(partial.transcript.at(-1)).toMatchObject({
+      role: 'tool',
+      success: false,
+      error: expect.stringMatching(/not run, the run failed: Token limit exceeded/),
+    });
   });
 
   // Regression: the generation that passed the token budget is missing from `steps`. Input: maxTokens

@@ -131,11 +131,20 @@ describe('abort during a tool (C14)', () => {
     expect(state.signal?.aborted).toBe(true);
     expect(state.sawAbort).toBe(true);
     const partial = partialOf(error);
-    expect(partial.transcript.at(-1)).toMatchObject({
+    expect(partial.transcript.at(-2)).toMatchObject({
       role: 'assistant',
       content: 'Starting.',
       toolCalls: [{ id: 's1', name: 'slow' }],
     });
+    // Answered as not run (issue 13, defect 8), and the step is kept (defect 6).
+    expect(partial.transcript.at(-1)).toMatchObject({
+      role: 'tool',
+      toolCallId: 's1',
+      success: false,
+      error: expect.stringMatching(/not run, the run failed: The run was cancelled/),
+    });
+    expect(partial.steps.map((s) => [s.iteration, s.toolResults.length])).toEqual([[1, 0]]);
+    expect(partial.steps[0]?.usage).toEqual(partial.usage);
   });
 
   it('aborts every concurrent call of the step, also with toolTimeoutMs set', async () => {

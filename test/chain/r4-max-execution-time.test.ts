@@ -99,8 +99,12 @@ describe('maxExecutionTime without earlyStopping (R4)', () => {
     expect(signals).toHaveLength(1);
     expect(signals[0]?.aborted).toBe(true);
     const partial = partialOf(error);
-    // The late "too late" result never reached the run: the call is left as it was cut off.
-    expect(rolesOf(partial.transcript)).toEqual(['user', 'assistant']);
+    // The late "too late" result never reached the run: the call is answered as not run.
+    expect(rolesOf(partial.transcript)).toEqual(['user', 'assistant', 'tool']);
+    expect(partial.transcript.at(-1)).toMatchObject({
+      toolCallId: 'c1',
+      error: expect.stringMatching(/not run, the time limit was reached/),
+    });
     expect(partial.steps.map((s) => [s.iteration, s.toolResults.length])).toEqual([[1, 0]]);
     expect(partial.steps[0]?.usage).toEqual(partial.usage);
     expect(partial.intermediateSteps).toEqual([]);

@@ -138,8 +138,13 @@ describe('a time limit in a tool step keeps the blocked duplicates (finding 8)',
       ['l1'],
       ['l2'],
     ]);
-    // The slow call never answered: it is left open, the truth of a failed run.
-    expect(unansweredCalls(partial.transcript)).toEqual(['s1']);
+    // The slow call never answered: it is answered as not run, so the transcript is valid input.
+    expect(unansweredCalls(partial.transcript)).toEqual([]);
+    expect(partial.transcript.at(-1)).toMatchObject({
+      toolCallId: 's1',
+      error: expect.stringMatching(/not run, the time limit was reached/),
+    });
+    expect(() => validatedTranscript(partial.transcript)).not.toThrow();
     model.assertComplete();
   });
 

@@ -108,7 +108,8 @@ describe('chain.stream()', () => {
     if (final?.type !== 'final') throw new Error('no final');
     expect(final.output.status).toBe('failed');
     if (final.output.status === 'failed') expect(final.output.failure.code).toBe('PROTOCOL_ERROR');
-    expect((error as ProtocolError).partial?.transcript).toHaveLength(4);
+    // user, assistant, tool, assistant, and the last call answered as not run.
+    expect((error as ProtocolError).partial?.transcript).toHaveLength(5);
   });
 
   it('a model error yields final, then throws the ModelError', async () => {

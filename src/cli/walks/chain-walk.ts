@@ -81,7 +81,7 @@ const EVENTS = {
 
 const NAMES = new Map<EventObject, string>(Object.entries(EVENTS).map(([k, v]) => [v, k]));
 
-/** The answers to the effect the active state requested, and ABORT while the model thinks. */
+/** The answers to the effect the active state requested, and ABORT while the model thinks or tools run. */
 function chainEvents(snapshot: ChainSnapshot): ChainEvent[] {
   if (snapshot.status !== 'active') return [];
   const direct = snapshot.context.config.returnDirectTools.length > 0;
@@ -94,7 +94,12 @@ function chainEvents(snapshot: ChainSnapshot): ChainEvent[] {
       EVENTS.modelError,
       EVENTS.abort,
     ],
-    doing: [EVENTS.toolsDone, ...(direct ? [EVENTS.toolsFailed] : []), EVENTS.toolsError],
+    doing: [
+      EVENTS.toolsDone,
+      ...(direct ? [EVENTS.toolsFailed] : []),
+      EVENTS.toolsError,
+      EVENTS.abort,
+    ],
     validating: [EVENTS.valid, EVENTS.invalid, EVENTS.validationError],
     concluding: [EVENTS.answer, EVENTS.callsOnly, EVENTS.huge, EVENTS.modelError],
   };

@@ -1,0 +1,54 @@
+import { reduceTurnContext } from '../src/compile/reduce-turn-context.js';
+import { pendingToolCalls } from '../src/compile/tool-linkage.js';
+import type { Transcript } from '../src/transcript.js';
+import type { ChainContext, ChainFailure, ChainOutput, ChainRunData } from './chain.js';
+import { callsLeftByFailure, intermediateSteps } from './early-stopping.js';
+
+// What a finished chain run reports, from its context: the machine's output, and the output
+// the runtime reports for a run whose machine broke. Pure, like the machine.
+
+/** The transcript with everything pending applied: what a finished run reports. */
+export function settledTranscript(context: ChainContext): Transcript {
+  if (context.pending.length === 0) return context.transcript;
+  // reduce, not compile: compiling renders the system prompt, which a report must not change.
+  return reduceTurnContext(context.transcript, context.pending, context.snapshot).transcript;
+}
+
+export function runDataOf(context: ChainContext): ChainRunData {
+  return {
+    transcript: settledTranscript(context),
+    usage: context.usage,
+    iterations: context.iterations,
+    steps: context.steps,
+    intermediateSteps: intermediateSteps(context.steps),
+    mutationLog: context.pending.length
+      ? [...context.mutationLog, context.pending]
+      : context.mutationLog,
+    intermediateResults: context.intermediateResults,
+  };
+}
+
+/**
+ * The output of a run whose machine broke (an action threw: a bug, or one a user provided),
+ * from the context it had: a failed run like any other, with CHAIN_ERROR, that keeps its last
+ * answer (the pending mutations applied) and answers its open calls. Never throws: when what
+ * is pending cannot be applied, the transcript as of the last compiled turn is reported.
+ */
+export function brokenRunOutput(
+  context: ChainContext,
+  message: string,
+  cause: unknown,
+): Extract<ChainOutput, { readonly status: 'failed' }> {
+  const failed: ChainContext = { ...context, failure: { code: 'CHAIN_ERROR', message, cause } };
+  let data: ChainRunData;
+  try {
+    const { calls } = pendingToolCalls(settledTranscript(failed));
+    const closing = callsLeftByFailure(calls, message);
+    data = runDataOf(
+      closing.length ? { ...failed, pending: [...failed.pending, ...closing] } : failed,
+    );
+  } catch {
+    data = runDataOf({ ...failed, pending: [] });
+  }
+  return { ...data, status: 'failed', failure: failed.failure as ChainFailure };
+}
