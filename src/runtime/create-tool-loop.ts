@@ -30,6 +30,7 @@ import {
   AbortError,
   ChainError,
   ConfigError,
+  InputError,
   ModelError,
   type PartialResult,
   ProtocolError,
@@ -397,8 +398,19 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
 
   function input(run: string | ToolLoopRunInput, runConfig = config): ToolLoopInput {
     const runInput = typeof run === 'string' ? { userInput: run } : run;
-    if (typeof runInput?.userInput !== 'string') {
-      throw new TypeError('a tool loop run needs a userInput string');
+    if (
+      typeof runInput !== 'object' ||
+      runInput === null ||
+      typeof runInput.userInput !== 'string'
+    ) {
+      throw new InputError(
+        `tool loop '${options.name ?? 'tool-loop'}': input must be a string, or { userInput: string, extraRequirement?: string }; got ${runInput === null ? 'null' : typeof runInput}`,
+      );
+    }
+    if (runInput.extraRequirement !== undefined && typeof runInput.extraRequirement !== 'string') {
+      throw new InputError(
+        `tool loop '${options.name ?? 'tool-loop'}': input.extraRequirement must be a string`,
+      );
     }
     return {
       config: runConfig,

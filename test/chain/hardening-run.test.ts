@@ -4,6 +4,7 @@ import {
   AbortError,
   ChainError,
   createChain,
+  createToolLoop,
   defineTool,
   InputError,
   type Message,
@@ -210,5 +211,21 @@ describe('a stream whose final event cannot be built still ends (defect 5)', () 
     } finally {
       process.off('unhandledRejection', onUnhandled);
     }
+  });
+});
+
+describe('a tool loop given input of the wrong shape names it (defect 9)', () => {
+  it.each([
+    ['a number', 123, /input must be a string, or \{ userInput: string/],
+    ['an object without userInput', { question: 'hi' }, /input must be a string, or \{ userInput/],
+    [
+      'a non-string extraRequirement',
+      { userInput: 'hi', extraRequirement: 3 },
+      /extraRequirement must be a string/,
+    ],
+  ])('invoke with %s is an InputError', async (_name, input, message) => {
+    const loop = createToolLoop({ planner: () => ({ nextAction: 'response' }), respond: false });
+    const error = await rejectionOf(InputError, loop.invoke(input as never));
+    expect(error.message).toMatch(message);
   });
 });

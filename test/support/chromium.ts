@@ -28,7 +28,7 @@ const FLAGS = [
 export async function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM_PATH)) {
     throw new Error(
-      `No Chromium at ${CHROMIUM_PATH}: install Debian's chromium (apt-get install chromium); .ci/run does this when it is missing.`,
+      `No Chromium at ${CHROMIUM_PATH}: install Debian's chromium (apt-get install chromium); npm test does this when it is missing (scripts/test-setup.sh).`,
     );
   }
   return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: FLAGS });
