@@ -1,5 +1,6 @@
 import { chainRun, concurrentToolsRows } from './chain.js';
 import { compileCostRows } from './compile-cost.js';
+import { linearScanRows } from './linear-scans.js';
 import { fmt, printTable } from './measure.js';
 import { toolLoopConcurrencyRows, toolLoopRoundRows } from './tool-loop.js';
 import { LOOPS, measureLoops } from './while-loop.js';
@@ -9,6 +10,7 @@ import { LOOPS, measureLoops } from './while-loop.js';
 
 console.log(`statecraft bench — Node ${process.version}, ${process.platform}/${process.arch}`);
 printTable('Compile pipeline (SPEC P4): cost per turn as runs grow', await compileCostRows());
+printTable('Scans over model output (SPEC Q1): linear in the answer', await linearScanRows());
 
 const CHAIN = 'chain machine, all policy options on';
 const { perStep, rows } = await measureLoops([...LOOPS, [CHAIN, chainRun]]);

@@ -39,8 +39,9 @@ const FENCE = '```';
 function* fencedBlocks(text: string): Generator<string> {
   let open = text.indexOf(FENCE);
   while (open >= 0) {
-    let start = open + FENCE.length;
-    while (start < text.length && isLanguageChar(text.charCodeAt(start))) start++;
+    LANGUAGE_TAG.lastIndex = open + FENCE.length;
+    LANGUAGE_TAG.exec(text); // always matches, maybe empty
+    const start = LANGUAGE_TAG.lastIndex;
     const close = text.indexOf(FENCE, start);
     if (close < 0) return;
     yield text.slice(start, close);
@@ -48,16 +49,8 @@ function* fencedBlocks(text: string): Generator<string> {
   }
 }
 
-/** [a-zA-Z0-9_-]: the characters of a fence's language tag, as in ```json. */
-function isLanguageChar(code: number): boolean {
-  return (
-    (code >= 97 && code <= 122) || // a-z
-    (code >= 65 && code <= 90) || // A-Z
-    (code >= 48 && code <= 57) || // 0-9
-    code === 95 || // _
-    code === 45 // -
-  );
-}
+/** The language tag after an opening fence, as in ```json: one greedy class, linear. */
+const LANGUAGE_TAG = /[a-zA-Z0-9_-]*/y;
 
 function tryParse(text: string): { readonly value: unknown } | undefined {
   if (text === '') return undefined;
@@ -76,23 +69,30 @@ function* outermostBrackets(text: string): Generator<[number, number]> {
   const stack: string[] = [];
   let start = -1;
   let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i];
+  let i = 0;
+  for (;;) {
+    // Jump to the next character that matters where the scan is (one-character classes, so
+    // each jump is linear): most of a long answer is prose, skipped at native speed.
+    const next = inString ? IN_STRING : stack.length > 0 ? IN_BRACKETS : OPENING;
+    next.lastIndex = i;
+    const found = next.exec(text);
+    if (!found) return;
+    i = found.index;
+    const ch = found[0];
     if (inString) {
       if (ch === '\\') i++;
-      else if (ch === '"') inString = false;
-      continue;
-    }
-    if (ch === '"' && stack.length > 0) inString = true;
+      else inString = false;
+    } else if (ch === '"') inString = true;
     else if (ch === '{' || ch === '[') {
       if (stack.length === 0) start = i;
       stack.push(ch === '{' ? '}' : ']');
-    } else if ((ch === '}' || ch === ']') && stack.length > 0) {
-      if (stack.pop() !== ch) {
-        stack.length = 0;
-        continue;
-      }
-      if (stack.length === 0) yield [start, i];
-    }
+    } else if (stack.pop() !== ch) stack.length = 0;
+    else if (stack.length === 0) yield [start, i];
+    i++;
   }
 }
+
+// Set `lastIndex` right before each `exec`: a generator may be paused between two of them.
+const OPENING = /[{[]/g;
+const IN_BRACKETS = /[{}[\]"]/g;
+const IN_STRING = /["\\]/g;
