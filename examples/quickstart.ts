@@ -14,6 +14,6 @@ const chain = createChain({ model, tools: [add], outputSchema: z.object({ answer
 for await (const event of chain.stream('What is 2 + 3?')) {
   if (event.type === 'state') console.log(`state: ${event.state}`);
   if (event.type === 'tool-call') console.log(`  call ${event.toolCall.name}(${JSON.stringify(event.toolCall.arguments)})`);
-  if (event.type === 'tool-result') console.log(`  → ${event.result.error?.replace(/\s*\n\s*/g, ' ') ?? event.result.output}`);
+  if (event.type === 'tool-result') console.log(`  → ${event.result.error?.replace(/\s+/g, ' ') ?? event.result.output}`);
   if (event.type === 'final' && event.output.status === 'succeeded') console.log('result:', event.output.result);
 }
