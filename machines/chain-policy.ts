@@ -24,21 +24,33 @@ export function hasTokenBudget(totalTokens: number, maxTokens: number): boolean 
 
 /**
  * A canonical text for a call's name and arguments: key order does not matter, so two calls
- * with deeply equal arguments get the same key.
+ * with deeply equal arguments get the same key. Never throws, whatever a custom model put in
+ * the arguments: a BigInt is written `<digits>n` (no JSON value looks like that, so `1n` and
+ * `"1"` stay apart), an object inside itself `[Circular]`, an unreadable property
+ * `[unreadable]`.
  */
 export function callKey(call: Pick<ToolCall, 'name' | 'arguments'>): string {
-  return `${call.name}:${stableStringify(call.arguments)}`;
+  return `${call.name}:${stableStringify(call.arguments, new Set())}`;
 }
 
-function stableStringify(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(stableStringify).join(',')}]`;
-  if (value && typeof value === 'object') {
+function stableStringify(value: unknown, ancestors: Set<object>): string {
+  if (typeof value === 'bigint') return `${value}n`;
+  if (!value || typeof value !== 'object') return JSON.stringify(value) ?? 'undefined';
+  if (ancestors.has(value)) return '[Circular]';
+  ancestors.add(value);
+  try {
+    if (Array.isArray(value))
+      return `[${value.map((v) => stableStringify(v, ancestors)).join(',')}]`;
     const entries = Object.entries(value as Record<string, unknown>)
       .filter(([, v]) => v !== undefined)
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableStringify(v)}`).join(',')}}`;
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableStringify(v, ancestors)}`).join(',')}}`;
+  } catch {
+    // A getter or Proxy trap that throws: the key only has to be stable, not complete.
+    return '[unreadable]';
+  } finally {
+    ancestors.delete(value);
   }
-  return JSON.stringify(value) ?? 'undefined';
 }
 
 export interface DuplicateCheck {

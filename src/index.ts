@@ -242,6 +242,8 @@ export {
   type ToolDefinition,
 } from './tools/define-tool.js';
 export type { RemoteToolExecutor } from './tools/remote-executor.js';
+export { ToolCollisionError } from './tools/tool-collision.js';
+export { jsonSafeOutput } from './tools/safe-output.js';
 export { Transcript } from './transcript.js';
 export { addUsage, type Usage, usage, ZERO_USAGE } from './usage.js';
 export {

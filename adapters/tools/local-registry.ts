@@ -1,9 +1,11 @@
 import { ConfigError } from '../../src/errors.js';
 import type { ToolCall, ToolResult } from '../../src/messages.js';
 import type { ToolSpec } from '../../src/model/language-model.js';
+import { isAsyncIterable } from '../../src/runtime/async-iterable.js';
 import { formatZodError } from '../../src/schema.js';
 import type { AnyTool } from '../../src/tools/define-tool.js';
 import { ABORTED, raceAbort } from '../../src/tools/race-abort.js';
+import { jsonSafeOutput } from '../../src/tools/safe-output.js';
 
 export interface RunToolOptions {
   readonly signal?: AbortSignal;
@@ -86,7 +88,8 @@ export class LocalToolRegistry {
 /**
  * Runs one tool for one call; never throws (see LocalToolRegistry). An abort answers at once
  * with a cancelled result, even when the tool ignores its signal and keeps running: the run
- * must not wait on a tool that does not cooperate.
+ * must not wait on a tool that does not cooperate. An output JSON cannot carry (a BigInt, a
+ * cycle) is made safe here, where it is made (see jsonSafeOutput).
  */
 export async function runTool(
   tool: AnyTool,
@@ -114,7 +117,9 @@ export async function runTool(
     const output = options.signal ? await raceAbort(execution, signal) : await execution;
     if (output === ABORTED || signal.aborted)
       return failed(call, `Tool '${call.name}' was cancelled.`);
-    return { toolCallId: call.id, name: call.name, output, success: true };
+    // A stream's chunks are made safe as they are read; anything else here, once.
+    const safe = isAsyncIterable(output) ? output : jsonSafeOutput(output);
+    return { toolCallId: call.id, name: call.name, output: safe, success: true };
   } catch (error) {
     if (signal.aborted) return failed(call, `Tool '${call.name}' was cancelled.`);
     return failed(call, `Tool '${call.name}' failed: ${describeError(error)}`);

@@ -29,6 +29,8 @@ const MAX_LIST_PAGES = 1000;
  * The tools of one MCP server as a remote tool executor (SPEC X5, C10): the chain offers the
  * tools the server lists and runs them there, and falls back to its local tools for the rest.
  * The listing is cached and dropped when the server sends `notifications/tools/list_changed`.
+ * A server tool named like a local tool ends the run with a ToolCollisionError, unless the
+ * `shadowLocalTools` option lets the server's tool take its place.
  *
  * Tool names: MCP allows names that OpenAI and Anthropic reject (they accept only
  * `^[a-zA-Z0-9_-]{1,64}$`; MCP allows e.g. `files.read` and up to 128 characters), and one
@@ -40,6 +42,8 @@ const MAX_LIST_PAGES = 1000;
  */
 export class McpToolExecutor implements RemoteToolExecutor {
   readonly name: string;
+  /** From the `shadowLocalTools` option: whether this server's tools may replace local ones of the same name. */
+  readonly shadowLocalTools: boolean;
   readonly #client: Client;
   readonly #requestTimeoutMs: number | undefined;
   readonly #beforeClose: () => Promise<void>;
@@ -60,6 +64,7 @@ export class McpToolExecutor implements RemoteToolExecutor {
   ) {
     this.#client = client;
     this.name = name;
+    this.shadowLocalTools = options.shadowLocalTools === true;
     this.#requestTimeoutMs = options.requestTimeoutMs;
     this.#beforeClose = beforeClose;
     // Registered directly rather than through the Client's `listChanged` option, so that a

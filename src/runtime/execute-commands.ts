@@ -4,6 +4,7 @@ import type { ToolCall, ToolResult } from '../messages.js';
 import type { ToolCommand } from '../tool-loop/plan.js';
 import { recordOf, type ToolExecutionRecord } from '../tool-loop/records.js';
 import { ABORTED, raceAbort } from '../tools/race-abort.js';
+import { closeIterator, readNext, streamErrorText } from '../tools/stream-steps.js';
 import { isAsyncIterable } from './async-iterable.js';
 
 export interface ExecuteCommandsOptions {
@@ -63,12 +64,12 @@ export async function executeCommands(
 /**
  * A streaming tool's result (an AsyncIterable, SPEC C11) read to its end: a loop's records are
  * plain JSON that the next planner reads, and no round comes back for more. A stream that
- * fails or is cancelled midway makes a failed record that says how many items it gave.
+ * fails or is cancelled midway makes a failed record that says how many items it gave; so
+ * does an iterator that breaks the protocol (see stream-steps), and its items are JSON-safe.
  */
 async function settleStream(result: ToolResult, signal: AbortSignal): Promise<ToolResult> {
   const { output } = result;
   if (!result.success || !isAsyncIterable(output)) return result;
-  const iterator = output[Symbol.asyncIterator]();
   const items: unknown[] = [];
   const failed = (error: string): ToolResult => ({
     ...result,
@@ -77,10 +78,11 @@ async function settleStream(result: ToolResult, signal: AbortSignal): Promise<To
     error,
   });
   try {
+    const iterator = output[Symbol.asyncIterator]();
     for (;;) {
-      const next = await raceAbort(iterator.next(), signal);
+      const next = await raceAbort(readNext(iterator), signal);
       if (next === ABORTED) {
-        void iterator.return?.()?.catch?.(() => {});
+        closeIterator(iterator).catch(() => {});
         return failed(
           `Tool '${result.name}' was cancelled after streaming ${items.length} item(s).`,
         );
@@ -89,9 +91,8 @@ async function settleStream(result: ToolResult, signal: AbortSignal): Promise<To
       items.push(next.value);
     }
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
     return failed(
-      `Tool '${result.name}' failed after streaming ${items.length} item(s): ${message}`,
+      `Tool '${result.name}' failed after streaming ${items.length} item(s): ${streamErrorText(error)}`,
     );
   }
 }

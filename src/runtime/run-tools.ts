@@ -1,15 +1,23 @@
 import pLimit from 'p-limit';
-import { z } from 'zod';
 import type { LocalToolRegistry } from '../../adapters/tools/local-registry.js';
-import type { ExecuteToolsOutput, StreamBatch } from '../../machines/chain.js';
+import type { ExecuteToolsOutput } from '../../machines/chain.js';
 import type { ToolCall, ToolResult } from '../messages.js';
 import type { ToolSpec } from '../model/language-model.js';
-import { defineTool } from '../tools/define-tool.js';
+import { DEADLINE, deadlineAfter } from '../tools/deadline.js';
 import { ABORTED, raceAbort } from '../tools/race-abort.js';
+import { callRemote, NO_RETURN } from '../tools/remote-call.js';
 import type { RemoteToolExecutor } from '../tools/remote-executor.js';
+import {
+  NO_LINK,
+  RunStreams,
+  STOP_STREAM_TOOL,
+  type StreamLink,
+  stopStreamTool,
+} from '../tools/run-streams.js';
+import { refuseCollisions } from '../tools/tool-collision.js';
 import { isAsyncIterable } from './async-iterable.js';
 
-export const STOP_STREAM_TOOL = 'stop_stream';
+export { STOP_STREAM_TOOL };
 
 export interface RunToolsOptions {
   readonly local: LocalToolRegistry;
@@ -33,27 +41,6 @@ export interface RunToolsOptions {
   }) => void;
 }
 
-interface OpenStream {
-  readonly id: string;
-  readonly toolName: string;
-  readonly iterator: AsyncIterator<unknown>;
-  /** The step that opened it: its first batch went out as the tool's result. */
-  readonly openedAt: number;
-  /** A read that outlived its batch's deadline; the next batch starts by awaiting it. */
-  pending: Promise<IteratorResult<unknown>> | undefined;
-  readonly link: StreamLink;
-}
-
-/** How a streaming call's own signal is tied to the run (only with toolTimeoutMs). */
-interface StreamLink {
-  /** Detaches the tool's signal from the run's, once the stream is closed. */
-  readonly unlink: () => void;
-  /** Aborts the tool's signal, so a read stuck in the tool can end. */
-  readonly abort: () => void;
-}
-
-const NO_LINK: StreamLink = { unlink: () => {}, abort: () => {} };
-
 /**
  * The tools of one run: remote first, local registry as the fallback (SPEC C10), calls of a
  * step concurrent under an optional cap, per-call timeouts, and streaming tools whose
@@ -62,7 +49,7 @@ const NO_LINK: StreamLink = { unlink: () => {}, abort: () => {} };
  */
 export class RunTools {
   readonly #options: RunToolsOptions;
-  readonly #streams = new Map<string, OpenStream>();
+  readonly #streams: RunStreams;
   /** Signal links of calls whose result is a stream: kept until the stream closes. */
   readonly #links = new Map<string, StreamLink>();
   /** Calls sent to the remote executor, by id, with its name: for onCallDone. */
@@ -76,17 +63,23 @@ export class RunTools {
 
   constructor(options: RunToolsOptions) {
     this.#options = options;
+    this.#streams = new RunStreams(options.timeoutMs, options.streamBatchSize);
     this.#localSpecs = Object.freeze(options.local.specs());
     this.#limit = options.concurrency === undefined ? undefined : pLimit(options.concurrency);
   }
 
-  /** What the model is told: remote tools, local ones it does not shadow, and the stop tool while a stream is open. */
+  /**
+   * What the model is told: remote tools, local ones it does not shadow, and the stop tool
+   * while a stream is open. Throws ToolCollisionError when the remote lists a local tool's
+   * name without `shadowLocalTools` (SPEC C10): the model must not be offered either.
+   */
   async specs(signal: AbortSignal): Promise<readonly ToolSpec[]> {
     const remote = this.#options.remote();
     const local = this.#localSpecs;
     // The common case, no remote and no open stream, shares one array across calls.
     if (!remote && this.#streams.size === 0) return local;
     const remoteSpecs = await this.#remoteSpecs(remote, signal);
+    if (remote) refuseCollisions(remote, remoteSpecs, (name) => this.#options.local.has(name));
     const remoteNames = new Set(remoteSpecs.map((t) => t.name));
     const specs = [...remoteSpecs, ...local.filter((t) => !remoteNames.has(t.name))];
     if (this.#streams.size > 0) specs.push(stopStreamTool.spec);
@@ -109,24 +102,22 @@ export class RunTools {
     const settled = await Promise.all(
       results.map(async (result) => {
         if (!result.success || !isAsyncIterable(result.output)) return result;
-        const link = this.#links.get(result.toolCallId);
+        const link = this.#links.get(result.toolCallId) ?? NO_LINK;
+        this.#links.delete(result.toolCallId);
         // The run's answer: all of it, not a first batch that no later step would follow up.
-        if (result.toolCallId === directCallId) return this.#drain(result, signal, link);
-        openedStream = true;
-        return this.#openStream(result, step, link);
+        if (result.toolCallId === directCallId) return this.#streams.drain(result, signal, link);
+        const opened = await this.#streams.open(result, step, link);
+        openedStream ||= opened.success;
+        return opened;
       }),
     );
-    const streamBatches: StreamBatch[] = [];
-    for (const stream of [...this.#streams.values()]) {
-      if (stream.openedAt === step) continue;
-      streamBatches.push(await this.#nextBatch(stream));
-    }
+    const streamBatches = await this.#streams.batches(step);
     return { results: settled, streamBatches, openedStream };
   }
 
-  /** Ends every open stream; the run calls it however it ends. */
-  async close(): Promise<void> {
-    await Promise.allSettled([...this.#streams.values()].map((stream) => this.#end(stream)));
+  /** Ends every open stream; the run calls it however it ends. Never rejects. */
+  close(): Promise<void> {
+    return this.#streams.closeAll();
   }
 
   async #remoteSpecs(
@@ -191,7 +182,7 @@ export class RunTools {
   }
 
   async #runOne(call: ToolCall, runSignal: AbortSignal): Promise<ToolResult> {
-    if (call.name === STOP_STREAM_TOOL) return this.#stop(call);
+    if (call.name === STOP_STREAM_TOOL) return this.#streams.stop(call);
     const { timeoutMs } = this.#options;
     if (timeoutMs === undefined) return this.#dispatch(call, runSignal);
     // The call's own signal: aborted by the run, or by its timeout. A call that returns a
@@ -237,199 +228,30 @@ export class RunTools {
     return known.some((t) => t.name === call.name) ? remote.name : 'local';
   }
 
+  /**
+   * The remote runs the tools it listed; the local registry runs the rest, and a listed tool
+   * the remote gives no return for, when a local tool has its name (SPEC C10). Such a local
+   * tool exists only when the remote set `shadowLocalTools`: otherwise specs() refused the
+   * collision before the model could call it.
+   */
   async #dispatch(call: ToolCall, signal: AbortSignal): Promise<ToolResult> {
     const { local } = this.#options;
     const remote = this.#options.remote();
     if (remote && (await this.#knownRemoteSpecs(remote)).some((t) => t.name === call.name)) {
-      const fail = (error: string): ToolResult => ({
-        toolCallId: call.id,
-        name: call.name,
-        output: null,
-        success: false,
-        error,
-      });
       this.#remoteCalls.set(call.id, remote.name);
-      try {
-        // Raced against the signal: a remote that ignores it must not hold the run.
-        const result = await raceAbort(
-          Promise.resolve().then(() => remote.execute(call, { signal })),
-          signal,
-        );
-        if (result === ABORTED) return fail(`Tool '${call.name}' was cancelled.`);
-        if (typeof result !== 'object' || result === null || typeof result.success !== 'boolean') {
-          return fail(`Tool '${call.name}' on ${remote.name} returned no result.`);
-        }
-        // The remote answers this call, whatever ids it echoes.
-        return { ...result, toolCallId: call.id, name: call.name };
-      } catch (error) {
-        return fail(
-          `Tool '${call.name}' failed on ${remote.name}: ${error instanceof Error ? error.message : String(error)}`,
-        );
+      const result = await callRemote(remote, call, signal);
+      if (result !== NO_RETURN) return result;
+      if (!local.has(call.name)) {
+        return {
+          toolCallId: call.id,
+          name: call.name,
+          output: null,
+          success: false,
+          error: `Tool '${call.name}' on ${remote.name} returned no result.`,
+        };
       }
+      this.#remoteCalls.delete(call.id);
     }
     return local.run(call, { signal });
   }
-
-  async #openStream(result: ToolResult, step: number, link = NO_LINK): Promise<ToolResult> {
-    this.#links.delete(result.toolCallId);
-    const iterator = (result.output as AsyncIterable<unknown>)[Symbol.asyncIterator]();
-    const stream: OpenStream = {
-      id: `stream_${result.toolCallId}`,
-      toolName: result.name,
-      iterator,
-      openedAt: step,
-      pending: undefined,
-      link,
-    };
-    this.#streams.set(stream.id, stream);
-    const batch = await this.#nextBatch(stream);
-    return { ...result, output: { streamId: stream.id, chunks: batch.chunks, done: batch.done } };
-  }
-
-  /**
-   * A returnDirect call's stream read to its end (SPEC R4 with C11): the array of its items is
-   * the output, and the run's answer. Bounded like the call: by the run's signal, and by
-   * toolTimeoutMs for the whole read. A stream that fails or is cut off is a failed result,
-   * which the model reads instead of the run ending with part of an answer.
-   */
-  async #drain(result: ToolResult, signal: AbortSignal, link = NO_LINK): Promise<ToolResult> {
-    this.#links.delete(result.toolCallId);
-    const iterator = (result.output as AsyncIterable<unknown>)[Symbol.asyncIterator]();
-    const { timeoutMs, streamBatchSize } = this.#options;
-    const deadline = timeoutMs === undefined ? undefined : deadlineAfter(timeoutMs);
-    const fail = (error: string): ToolResult => ({
-      ...result,
-      output: null,
-      success: false,
-      error,
-    });
-    const items: unknown[] = [];
-    let pending: Promise<IteratorResult<unknown>> | undefined;
-    try {
-      for (;;) {
-        pending = iterator.next();
-        const next = await raceAbort(
-          deadline ? Promise.race([pending, deadline.reached]) : pending,
-          signal,
-        );
-        if (next === ABORTED) return fail(`Tool '${result.name}' was cancelled.`);
-        if (next === DEADLINE) {
-          return fail(`Tool '${result.name}' timed out after ${timeoutMs} ms reading its stream.`);
-        }
-        pending = undefined;
-        if (next.done) return { ...result, output: items };
-        items.push(next.value);
-        // A stream that never waits would starve the timers that bound it (toolTimeoutMs,
-        // maxExecutionTime): let them run once a batch.
-        if (items.length % streamBatchSize === 0)
-          await new Promise((resolve) => setImmediate(resolve));
-      }
-    } catch (error) {
-      pending = undefined;
-      return fail(
-        `Tool '${result.name}' failed while streaming: ${error instanceof Error ? error.message : String(error)}`,
-      );
-    } finally {
-      deadline?.clear();
-      if (pending) {
-        // Cut off mid-read: abort the tool's signal and close the stream, without waiting on
-        // a read that may never end (return() queues behind it).
-        link.abort();
-        iterator.return?.()?.catch(() => {});
-      }
-      link.unlink();
-    }
-  }
-
-  /**
-   * Up to streamBatchSize items. With toolTimeoutMs, a batch also ends at that deadline with
-   * what it has, and the read in flight carries over to the next batch.
-   */
-  async #nextBatch(stream: OpenStream): Promise<StreamBatch> {
-    const { timeoutMs, streamBatchSize } = this.#options;
-    const deadline = timeoutMs === undefined ? undefined : deadlineAfter(timeoutMs);
-    const chunks: unknown[] = [];
-    let done = false;
-    try {
-      while (chunks.length < streamBatchSize) {
-        stream.pending ??= stream.iterator.next();
-        const next = deadline
-          ? await Promise.race([stream.pending, deadline.reached])
-          : await stream.pending;
-        if (next === DEADLINE) break;
-        stream.pending = undefined;
-        if (next.done) {
-          done = true;
-          break;
-        }
-        chunks.push(next.value);
-      }
-    } catch (error) {
-      stream.pending = undefined;
-      chunks.push(`stream error: ${error instanceof Error ? error.message : String(error)}`);
-      done = true;
-    } finally {
-      deadline?.clear();
-    }
-    if (done) this.#close(stream);
-    return { streamId: stream.id, toolName: stream.toolName, chunks, done };
-  }
-
-  #close(stream: OpenStream): void {
-    this.#streams.delete(stream.id);
-    stream.link.unlink();
-  }
-
-  /** Closes a stream before its end: the stop tool, or the run ending. */
-  async #end(stream: OpenStream): Promise<void> {
-    this.#close(stream);
-    stream.link.abort();
-    const ending = stream.iterator.return?.();
-    // return() queues behind a read still pending in the tool: do not wait on a stuck source.
-    if (stream.pending) ending?.catch(() => {});
-    else await ending;
-  }
-
-  async #stop(call: ToolCall): Promise<ToolResult> {
-    const parsed = stopStreamTool.input.safeParse(call.arguments);
-    const stream = parsed.success ? this.#streams.get(parsed.data.streamId) : undefined;
-    if (!stream) {
-      const open = [...this.#streams.keys()];
-      return {
-        toolCallId: call.id,
-        name: call.name,
-        output: null,
-        success: false,
-        error: `No open stream with that id. Open streams: ${open.length ? open.join(', ') : 'none'}.`,
-      };
-    }
-    await this.#end(stream);
-    return {
-      toolCallId: call.id,
-      name: call.name,
-      output: `Stream ${stream.id} closed.`,
-      success: true,
-    };
-  }
-}
-
-/** The built-in Stop tool; its execution is handled by RunTools itself. */
-const stopStreamTool = defineTool({
-  name: STOP_STREAM_TOOL,
-  description:
-    'Stops a streaming tool result you no longer need. Pass the streamId from its result.',
-  input: z.object({ streamId: z.string() }),
-  execute: () => {
-    throw new Error('handled by RunTools');
-  },
-});
-
-const DEADLINE: unique symbol = Symbol('deadline');
-
-function deadlineAfter(ms: number): { reached: Promise<typeof DEADLINE>; clear(): void } {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const reached = new Promise<typeof DEADLINE>((resolve) => {
-    timer = setTimeout(() => resolve(DEADLINE), ms);
-  });
-  return { reached, clear: () => clearTimeout(timer) };
 }

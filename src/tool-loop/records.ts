@@ -1,4 +1,5 @@
 import type { ToolResult } from '../messages.js';
+import { jsonSafeOutput } from '../tools/safe-output.js';
 import type { ToolCommand } from './plan.js';
 
 /** What one executed command produced (SPEC T6): the seed's ToolExecutionRecord. */
@@ -16,11 +17,16 @@ export interface ToolExecutionRecord {
   readonly error: string | null;
 }
 
+/**
+ * A record is what the next planner call and the response read as JSON (SPEC T3, T8), so it
+ * must be JSON-safe: the result already is (the registry makes tool output safe where it is
+ * made), and the kwargs are made so here, since a planner function may return any value.
+ */
 export function recordOf(command: ToolCommand, result: ToolResult): ToolExecutionRecord {
   return {
     purpose: command.purpose,
     toolName: command.toolName,
-    kwargs: command.toolKwargs,
+    kwargs: jsonSafeOutput(command.toolKwargs) as ToolExecutionRecord['kwargs'],
     todoSuggestion: command.todoSuggestion,
     next: command.todoSuggestion,
     success: result.success,

@@ -23,7 +23,8 @@ export interface ToolDefinition<Input extends z.ZodType, Output> {
    * answer (SPEC R4, LangChain's `return_direct`); the answer is validated like a model's.
    * A stream it returns is read to its end first: the output is then the array of its items.
    * Decided by the tool's name, not by who runs it: when a connected remote executor lists a
-   * tool of this name, the remote runs the call (SPEC C10) and its output still ends the run.
+   * tool of this name and sets `shadowLocalTools`, the remote runs the call (SPEC C10) and its
+   * output still ends the run; without `shadowLocalTools` that collision is refused.
    */
   readonly returnDirect?: boolean;
   /** Advice rendered into the system prompt's tool best-practices block (SPEC P3). */

@@ -3,12 +3,21 @@ import type { ToolSpec } from '../model/language-model.js';
 
 /**
  * A tool executor outside this process (the seed's "Neural"; MCP servers later). The chain
- * asks it first for the tools it lists, and falls back to the local registry for the rest
- * (SPEC C10). `execute` may throw: the chain turns that into a failed ToolResult.
+ * asks it first for the tools it lists, and falls back to the local registry for the rest,
+ * and for a call it gives no return (SPEC C10). `execute` may throw: the chain turns that into
+ * a failed ToolResult.
  */
 export interface RemoteToolExecutor {
   /** A name for logs and errors, e.g. the server it talks to. */
   readonly name: string;
+  /**
+   * Whether a tool it lists may take the place of a local tool of the same name. Default
+   * false: a run whose remote lists a local tool's name ends with a ToolCollisionError (a
+   * ConfigError, code `TOOL_COLLISION`) at the model call that lists them. When true, the
+   * remote runs such calls, and the local tool runs only when the remote gives no return
+   * (resolves with something that is not a ToolResult).
+   */
+  readonly shadowLocalTools?: boolean;
   /** The tools it can run, as the model should see them. */
   listTools(options?: {
     readonly signal?: AbortSignal;

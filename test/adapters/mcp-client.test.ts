@@ -12,9 +12,11 @@ import {
   ListToolsRequestSchema,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import { AbortError, ConfigError } from 'statecraft';
-import { McpConnectionError, McpToolExecutor } from 'statecraft/mcp';
+import { AbortError, ConfigError, createChain, defineTool } from 'statecraft';
+import { McpConnectionError, type McpExecutorOptions, McpToolExecutor } from 'statecraft/mcp';
+import { ScriptedModel } from 'statecraft/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
 
 const EMPTY = { type: 'object' as const, properties: {} };
 const tool = (name: string, extra: Partial<Tool> = {}): Tool => ({
@@ -46,12 +48,12 @@ afterEach(async () => {
   await Promise.allSettled(opened.splice(0).map((o) => o.close()));
 });
 
-async function inMemory(server: Server) {
+async function inMemory(server: Server, options?: McpExecutorOptions) {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   const client = new Client({ name: 'test', version: '1.0.0' });
   await client.connect(clientSide);
-  const executor = McpToolExecutor.fromClient(client);
+  const executor = McpToolExecutor.fromClient(client, options);
   opened.push(executor, server);
   return { client, executor };
 }
@@ -173,6 +175,111 @@ describe('McpToolExecutor.connect options', () => {
     const error = await McpToolExecutor.connect(options as never).catch((e: unknown) => e);
     expect(ConfigError.isInstance(error)).toBe(true);
     expect(error).toMatchObject({ option });
+  });
+});
+
+describe('McpToolExecutor options: every problem at once, unknown keys named (SPEC Q4)', () => {
+  // A command that cannot start: were an option let through, connect() fails fast, not hangs.
+  const stdio = { type: 'stdio', command: '/nonexistent/mcp-server' } as const;
+
+  it('refuses an unknown key with the nearest known name', async () => {
+    const error = await McpToolExecutor.connect({
+      transport: stdio,
+      requestTimeoutMS: 1000,
+    } as never).catch((e: unknown) => e);
+    expect(ConfigError.isInstance(error)).toBe(true);
+    expect(error).toMatchObject({ option: 'requestTimeoutMS' });
+    expect((error as Error).message).toContain('did you mean `requestTimeoutMs`?');
+  });
+
+  it('reports every problem of connect() in one ConfigError, transport keys included', async () => {
+    const error = (await McpToolExecutor.connect({
+      name: '',
+      shadowLocalTool: true,
+      transport: { type: 'stdio', command: '', arg: ['x'], stderr: 'loud' },
+      signal: 'stop',
+    } as never).catch((e: unknown) => e)) as ConfigError;
+    expect(ConfigError.isInstance(error)).toBe(true);
+    expect(error.problems.map((p) => p.option)).toEqual([
+      'shadowLocalTool',
+      'name',
+      'transport.arg',
+      'transport.command',
+      'transport.stderr',
+      'signal',
+    ]);
+    expect(error.message).toContain('6 invalid options for McpToolExecutor.connect');
+    expect(error.message).toContain('did you mean `shadowLocalTools`?');
+    expect(error.message).toContain('did you mean `transport.args`?');
+    // The single-problem wording is kept for each.
+    expect(error.problems[1]?.message).toContain('must be a non-empty string');
+  });
+
+  it('refuses unknown keys of an http transport and of fromClient', async () => {
+    const http = await McpToolExecutor.connect({
+      transport: { type: 'http', url: 'http://127.0.0.1:1/mcp', header: {} },
+    } as never).catch((e: unknown) => e);
+    expect(http).toMatchObject({ option: 'transport.header' });
+    expect((http as Error).message).toContain('did you mean `transport.headers`?');
+    const client = new Client({ name: 'test', version: '1.0.0' });
+    expect(() => McpToolExecutor.fromClient(client, { nmae: 'x' } as never)).toThrow(
+      /nmae.*did you mean `name`\?/,
+    );
+  });
+
+  it('shadowLocalTools must be a boolean', async () => {
+    const error = await McpToolExecutor.connect({
+      transport: stdio,
+      shadowLocalTools: 'yes',
+    } as never).catch((e: unknown) => e);
+    expect(error).toMatchObject({ option: 'shadowLocalTools' });
+  });
+});
+
+describe('MCP tools named like local tools (issue 13, C10)', () => {
+  const localAdd = () => {
+    const execute = vi.fn(() => 'local sum');
+    return {
+      execute,
+      tool: defineTool({
+        name: 'a',
+        description: 'Local a.',
+        input: z.object({}),
+        execute,
+      }),
+    };
+  };
+  const callA = () =>
+    new ScriptedModel([{ toolCalls: [{ id: 'c1', name: 'a', arguments: {} }] }, { text: 'done' }]);
+
+  it('are refused by default: the run ends with a ConfigError naming the server and the tool', async () => {
+    const { executor } = await inMemory(pagedServer([[tool('a'), tool('b')]]));
+    expect(executor.shadowLocalTools).toBe(false);
+    const { tool: local, execute } = localAdd();
+    const model = callA();
+    const error = (await createChain({ model, tools: [local], remote: executor })
+      .invoke('go')
+      .catch((e: unknown) => e)) as ConfigError;
+    expect(ConfigError.isInstance(error)).toBe(true);
+    expect(error.code).toBe('TOOL_COLLISION');
+    expect(error.message).toContain("'mcp:paged'");
+    expect(error.message).toContain("'a'");
+    expect(model.requests).toHaveLength(0);
+    expect(execute).not.toHaveBeenCalled();
+  });
+
+  it("take the local tool's place with shadowLocalTools: true", async () => {
+    const { executor } = await inMemory(pagedServer([[tool('a')]]), { shadowLocalTools: true });
+    expect(executor.shadowLocalTools).toBe(true);
+    const { tool: local, execute } = localAdd();
+    const run = await createChain({ model: callA(), tools: [local], remote: executor }).invoke(
+      'go',
+    );
+    expect(execute).not.toHaveBeenCalled();
+    expect(run.transcript.find((m) => m.role === 'tool')).toMatchObject({
+      output: 'ran a',
+      success: true,
+    });
   });
 });
 

@@ -3,7 +3,7 @@
 // Streamable HTTP on 127.0.0.1.
 import { resolve } from 'node:path';
 import { AbortError, createChain, defineTool, type Message } from 'statecraft';
-import { McpToolExecutor } from 'statecraft/mcp';
+import { type McpExecutorOptions, McpToolExecutor } from 'statecraft/mcp';
 import { ScriptedModel } from 'statecraft/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
@@ -41,9 +41,10 @@ afterEach(async () => {
 });
 
 const connectors = {
-  stdio: async () =>
+  stdio: async (options: McpExecutorOptions = {}) =>
     track(
       await McpToolExecutor.connect({
+        ...options,
         transport: {
           type: 'stdio',
           command: process.execPath,
@@ -52,10 +53,12 @@ const connectors = {
         },
       }),
     ),
-  http: async () => {
+  http: async (options: McpExecutorOptions = {}) => {
     const server = await startHttpServer();
     httpServers.push(server);
-    return track(await McpToolExecutor.connect({ transport: { type: 'http', url: server.url } }));
+    return track(
+      await McpToolExecutor.connect({ ...options, transport: { type: 'http', url: server.url } }),
+    );
   },
 };
 
@@ -197,7 +200,8 @@ describe.each(Object.keys(connectors) as (keyof typeof connectors)[])(
     });
 
     it('runs in a chain: MCP tools remotely, the rest from the local registry (C10)', async () => {
-      const executor = await connect();
+      // The server's `add` replaces the local one only because shadowLocalTools says so.
+      const executor = await connect({ shadowLocalTools: true });
       const localAdd = vi.fn(({ a, b }: { a: number; b: number }) => a + b);
       const multiply = vi.fn(({ a, b }: { a: number; b: number }) => a * b);
       const tools = [

@@ -51,7 +51,13 @@ function fakeRemote(
     },
   );
   const listTools = vi.fn(() => specs);
-  const remote: RemoteToolExecutor = { name: 'neural-1', listTools, execute };
+  // It shadows local tools of the same names on purpose (issue 13: refused unless asked for).
+  const remote: RemoteToolExecutor = {
+    name: 'neural-1',
+    shadowLocalTools: true,
+    listTools,
+    execute,
+  };
   return { remote, execute, listTools, signals };
 }
 

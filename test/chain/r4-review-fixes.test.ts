@@ -318,6 +318,7 @@ describe('returnDirect is decided by the tool name, whoever runs it (finding 3)'
     });
     const remote: RemoteToolExecutor = {
       name: 'remote-1',
+      shadowLocalTools: true,
       listTools: () => [quote.spec],
       execute: async (call) => ({
         toolCallId: call.id,

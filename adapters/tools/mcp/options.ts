@@ -1,6 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ConfigError } from '../../../src/errors.js';
 import { isRecord } from '../../../src/is-record.js';
+import { OptionProblems } from '../../../src/options/option-problems.js';
 import { optionalDelay } from '../../../src/runtime/option-checks.js';
 
 /** Starts the server as a child process and speaks MCP over its stdin/stdout. */
@@ -36,6 +37,13 @@ export interface McpExecutorOptions {
    * chain's `toolTimeoutMs` still applies on top; set this higher for tools that run longer.
    */
   readonly requestTimeoutMs?: number;
+  /**
+   * Let the server's tools take the place of local tools of the same name (remote first;
+   * the local tool runs only when the server gives no return for a call). Default false: a
+   * chain run whose local tools share a name with this server's ends with a
+   * ToolCollisionError (a ConfigError, code `TOOL_COLLISION`) naming both.
+   */
+  readonly shadowLocalTools?: boolean;
 }
 
 export interface McpConnectOptions extends McpExecutorOptions {
@@ -47,6 +55,23 @@ export interface McpConnectOptions extends McpExecutorOptions {
 }
 
 const STDERR_MODES = ['inherit', 'pipe', 'ignore'] as const;
+
+// Every option each function knows, for refusing the rest with the nearest name (SPEC Q4).
+const EXECUTOR_KEYS = ['name', 'requestTimeoutMs', 'shadowLocalTools'] as const;
+const CONNECT_KEYS = [...EXECUTOR_KEYS, 'transport', 'clientInfo', 'signal'] as const;
+const STDIO_KEYS = ['type', 'command', 'args', 'env', 'cwd', 'stderr'] as const;
+const HTTP_KEYS = ['type', 'url', 'headers'] as const;
+
+// tsc fails here when an options interface gains a key its list lacks.
+type Unlisted<Options, Keys extends readonly string[]> = Exclude<keyof Options, Keys[number]>;
+const _everyKeyListed: [
+  Unlisted<McpExecutorOptions, typeof EXECUTOR_KEYS>,
+  Unlisted<McpConnectOptions, typeof CONNECT_KEYS>,
+  Unlisted<McpStdioTransportOptions, typeof STDIO_KEYS>,
+  Unlisted<McpHttpTransportOptions, typeof HTTP_KEYS>,
+] extends [never, never, never, never]
+  ? true
+  : false = true;
 
 function nonEmptyString(option: string, value: unknown): string {
   if (typeof value !== 'string' || value.trim() === '') {
@@ -66,16 +91,34 @@ function describe(value: unknown): string {
   return typeof value === 'string' ? `'${value}'` : String(value);
 }
 
-/** The options shared by `connect` and `fromClient`, checked; throws ConfigError naming the option. */
+/**
+ * The options of `fromClient`, checked: every problem at once in one ConfigError (SPEC Q4),
+ * unknown keys named with the nearest known one.
+ */
 export function checkExecutorOptions(options: unknown): McpExecutorOptions {
   if (options === undefined) return {};
   if (!isRecord(options)) throw new ConfigError('options', 'must be an object');
-  if (options.name !== undefined) nonEmptyString('name', options.name);
-  optionalDelay('requestTimeoutMs', options.requestTimeoutMs);
+  const problems = new OptionProblems('McpToolExecutor.fromClient');
+  problems.unknownKeys(options, EXECUTOR_KEYS);
+  checkExecutorKeys(problems, options);
+  problems.throwIfAny();
   return options as McpExecutorOptions;
 }
 
-/** Every option of `connect`, checked before anything is spawned or fetched. */
+/** The options `connect` and `fromClient` share, into `problems`. */
+function checkExecutorKeys(problems: OptionProblems, options: Record<string, unknown>): void {
+  if (options.name !== undefined) problems.check(() => nonEmptyString('name', options.name));
+  problems.check(() => optionalDelay('requestTimeoutMs', options.requestTimeoutMs));
+  const shadow = options.shadowLocalTools;
+  if (shadow !== undefined && typeof shadow !== 'boolean') {
+    problems.add('shadowLocalTools', `must be true or false; got ${describe(shadow)}`);
+  }
+}
+
+/**
+ * Every option of `connect`, checked before anything is spawned or fetched: every problem at
+ * once in one ConfigError (SPEC Q4), unknown keys named with the nearest known one.
+ */
 export function checkConnectOptions(options: unknown): McpConnectOptions {
   if (!isRecord(options)) {
     throw new ConfigError(
@@ -83,42 +126,11 @@ export function checkConnectOptions(options: unknown): McpConnectOptions {
       "must be an object with a `transport`, e.g. { transport: { type: 'stdio', command } }",
     );
   }
-  checkExecutorOptions(options);
-  const { transport, clientInfo, signal } = options;
-  if (!isRecord(transport)) {
-    throw new ConfigError(
-      'transport',
-      "must be { type: 'stdio', command, args?, env?, cwd? } or { type: 'http', url, headers? }",
-    );
-  }
-  if (transport.type === 'stdio') {
-    nonEmptyString('transport.command', transport.command);
-    if (
-      transport.args !== undefined &&
-      (!Array.isArray(transport.args) || transport.args.some((a) => typeof a !== 'string'))
-    ) {
-      throw new ConfigError('transport.args', 'must be an array of strings');
-    }
-    stringRecord('transport.env', transport.env);
-    if (transport.cwd !== undefined) nonEmptyString('transport.cwd', transport.cwd);
-    if (
-      transport.stderr !== undefined &&
-      !STDERR_MODES.includes(transport.stderr as (typeof STDERR_MODES)[number])
-    ) {
-      throw new ConfigError(
-        'transport.stderr',
-        `must be one of ${STDERR_MODES.map((m) => `'${m}'`).join(', ')}; got ${describe(transport.stderr)}`,
-      );
-    }
-  } else if (transport.type === 'http') {
-    checkHttpUrl(transport.url);
-    stringRecord('transport.headers', transport.headers);
-  } else {
-    throw new ConfigError(
-      'transport.type',
-      `must be 'stdio' or 'http'; got ${describe(transport.type)}`,
-    );
-  }
+  const problems = new OptionProblems('McpToolExecutor.connect');
+  problems.unknownKeys(options, CONNECT_KEYS);
+  checkExecutorKeys(problems, options);
+  checkTransport(problems, options.transport);
+  const { clientInfo, signal } = options;
   if (
     clientInfo !== undefined &&
     !(
@@ -127,12 +139,52 @@ export function checkConnectOptions(options: unknown): McpConnectOptions {
       typeof clientInfo.version === 'string'
     )
   ) {
-    throw new ConfigError('clientInfo', 'must be { name: string, version: string }');
+    problems.add('clientInfo', 'must be { name: string, version: string }');
   }
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
-    throw new ConfigError('signal', 'must be an AbortSignal');
+    problems.add('signal', 'must be an AbortSignal');
   }
+  problems.throwIfAny();
   return options as unknown as McpConnectOptions;
+}
+
+function checkTransport(problems: OptionProblems, transport: unknown): void {
+  if (!isRecord(transport)) {
+    problems.add(
+      'transport',
+      "must be { type: 'stdio', command, args?, env?, cwd? } or { type: 'http', url, headers? }",
+    );
+    return;
+  }
+  if (transport.type === 'stdio') {
+    problems.unknownKeys(transport, STDIO_KEYS, 'transport.');
+    problems.check(() => nonEmptyString('transport.command', transport.command));
+    if (
+      transport.args !== undefined &&
+      (!Array.isArray(transport.args) || transport.args.some((a) => typeof a !== 'string'))
+    ) {
+      problems.add('transport.args', 'must be an array of strings');
+    }
+    problems.check(() => stringRecord('transport.env', transport.env));
+    if (transport.cwd !== undefined) {
+      problems.check(() => nonEmptyString('transport.cwd', transport.cwd));
+    }
+    if (
+      transport.stderr !== undefined &&
+      !STDERR_MODES.includes(transport.stderr as (typeof STDERR_MODES)[number])
+    ) {
+      problems.add(
+        'transport.stderr',
+        `must be one of ${STDERR_MODES.map((m) => `'${m}'`).join(', ')}; got ${describe(transport.stderr)}`,
+      );
+    }
+  } else if (transport.type === 'http') {
+    problems.unknownKeys(transport, HTTP_KEYS, 'transport.');
+    problems.check(() => checkHttpUrl(transport.url));
+    problems.check(() => stringRecord('transport.headers', transport.headers));
+  } else {
+    problems.add('transport.type', `must be 'stdio' or 'http'; got ${describe(transport.type)}`);
+  }
 }
 
 function checkHttpUrl(value: unknown): void {

@@ -1,0 +1,66 @@
+import type { ToolCall, ToolResult } from '../messages.js';
+import { isAsyncIterable } from '../runtime/async-iterable.js';
+import { ABORTED, raceAbort } from './race-abort.js';
+import type { RemoteToolExecutor } from './remote-executor.js';
+import { jsonSafeOutput } from './safe-output.js';
+
+/** What `callRemote` answers when the remote resolved with something that is not a ToolResult. */
+export const NO_RETURN: unique symbol = Symbol('no return');
+
+/**
+ * One call on a remote tool executor (SPEC C10), as a ToolResult the run can carry: the
+ * remote's exception or a cancellation is a failed result, its output is made JSON-safe (a
+ * custom executor may hand back BigInts or cycles), and its result answers `call` whatever
+ * ids it echoes. `NO_RETURN` when it gave no result, so the caller can fall back to the
+ * local registry. Never throws.
+ */
+export async function callRemote(
+  remote: RemoteToolExecutor,
+  call: ToolCall,
+  signal: AbortSignal,
+): Promise<ToolResult | typeof NO_RETURN> {
+  const fail = (error: string): ToolResult => ({
+    toolCallId: call.id,
+    name: call.name,
+    output: null,
+    success: false,
+    error,
+  });
+  try {
+    // Raced against the signal: a remote that ignores it must not hold the run.
+    const result: unknown = await raceAbort(
+      Promise.resolve().then(() => remote.execute(call, { signal })),
+      signal,
+    );
+    if (result === ABORTED) return fail(`Tool '${call.name}' was cancelled.`);
+    if (!isToolResult(result)) return NO_RETURN;
+    const { output, success, error } = result;
+    // Only a ToolResult's own fields: anything else a remote adds would ride along unchecked.
+    return {
+      toolCallId: call.id,
+      name: call.name,
+      // A stream's chunks are made safe as they are read.
+      output: isAsyncIterable(output) ? output : jsonSafeOutput(output),
+      success,
+      ...(error !== undefined && { error: errorText(error) }),
+    };
+  } catch (error) {
+    return fail(
+      `Tool '${call.name}' failed on ${remote.name}: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+}
+
+/** A remote's `error` as the text the model reads, whatever type it sent. */
+function errorText(error: unknown): string {
+  if (typeof error === 'string') return error;
+  return JSON.stringify(jsonSafeOutput(error)) ?? String(error);
+}
+
+function isToolResult(value: unknown): value is ToolResult {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { success?: unknown }).success === 'boolean'
+  );
+}
