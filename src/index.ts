@@ -122,7 +122,9 @@ export {
   type UserMessage,
   userMessage,
 } from './messages.js';
+export { checkModelResponse } from './model/check-response.js';
 export { collectStream, ResponseCollector } from './model/collect-stream.js';
+export { DEFAULT_IDLE_TIMEOUT_MS } from './model/idle-watch.js';
 export {
   type CallOptions,
   type ContentPart,
@@ -242,8 +244,8 @@ export {
   type ToolDefinition,
 } from './tools/define-tool.js';
 export type { RemoteToolExecutor } from './tools/remote-executor.js';
-export { ToolCollisionError } from './tools/tool-collision.js';
 export { jsonSafeOutput } from './tools/safe-output.js';
+export { ToolCollisionError } from './tools/tool-collision.js';
 export { Transcript } from './transcript.js';
 export { addUsage, type Usage, usage, ZERO_USAGE } from './usage.js';
 export {

@@ -1,7 +1,10 @@
 import Anthropic from '@anthropic-ai/sdk';
+import type { Message as AnthropicMessage } from '@anthropic-ai/sdk/resources/messages';
 import { AbortError, ConfigError } from '../../src/errors.js';
 import { isRecord } from '../../src/is-record.js';
+import { linkedController } from '../../src/linked-controller.js';
 import { ResponseCollector } from '../../src/model/collect-stream.js';
+import { DEFAULT_IDLE_TIMEOUT_MS, IdleWatch } from '../../src/model/idle-watch.js';
 import {
   type CallOptions,
   LANGUAGE_MODEL_VERSION,
@@ -10,7 +13,13 @@ import {
   type ModelResponse,
   type StreamPart,
 } from '../../src/model/language-model.js';
-import { integerAtLeast, optionalPositive } from '../../src/runtime/option-checks.js';
+import { readJsonBody, watchEvents } from '../../src/model/watched-io.js';
+import { OptionProblems } from '../../src/options/option-problems.js';
+import {
+  integerAtLeast,
+  optionalDelay,
+  optionalPositive,
+} from '../../src/runtime/option-checks.js';
 import { anthropicModelError } from './anthropic/errors.js';
 import {
   type AnthropicParams,
@@ -37,6 +46,13 @@ export interface AnthropicModelOptions {
    * that streams (see `ANTHROPIC_NON_STREAMING_MAX_TOKENS`), the wait for the answer to start.
    */
   readonly timeout?: number;
+  /**
+   * Milliseconds an answer that has started may go without sending anything (no byte of a
+   * body, no stream event; the API's pings are not events) before the call is aborted with a
+   * retryable ModelError ("idle for N ms"). Default 60,000 (DEFAULT_IDLE_TIMEOUT_MS): a
+   * stalled connection fails in a minute instead of hanging forever. Applies with `client`.
+   */
+  readonly idleTimeoutMs?: number;
   /** `max_tokens` when a request sets no `maxOutputTokens`; the API requires one. Default 4096. */
   readonly maxTokens?: number;
   readonly defaultHeaders?: Readonly<Record<string, string>>;
@@ -51,6 +67,20 @@ export interface AnthropicModelOptions {
 }
 
 export const DEFAULT_ANTHROPIC_MAX_TOKENS = 4096;
+
+const OPTION_KEYS: readonly (keyof AnthropicModelOptions)[] = [
+  'model',
+  'apiKey',
+  'baseURL',
+  'client',
+  'maxRetries',
+  'timeout',
+  'idleTimeoutMs',
+  'maxTokens',
+  'defaultHeaders',
+  'providerOptions',
+  'midConversationSystem',
+];
 
 /**
  * The largest `max_tokens` that `generate` sends as a non-streaming request; above it, it
@@ -85,40 +115,47 @@ export class AnthropicModel implements LanguageModel {
   /** The SDK client requests go through. */
   readonly client: Anthropic;
   readonly #settings: AnthropicRequestSettings;
+  readonly #idleTimeoutMs: number;
 
   constructor(options: AnthropicModelOptions) {
     if (typeof options !== 'object' || options === null) {
       throw new ConfigError('options', 'must be an object such as { model: "claude-sonnet-5-5" }');
     }
+    const problems = new OptionProblems('new AnthropicModel');
+    problems.unknownKeys(options, OPTION_KEYS);
     const { model, client } = options;
     if (typeof model !== 'string' || model.trim() === '') {
-      throw new ConfigError('model', `must be a non-empty model id; got ${JSON.stringify(model)}`);
+      problems.add('model', `must be a non-empty model id; got ${JSON.stringify(model)}`);
     }
-    const maxTokens = integerAtLeast(
-      'maxTokens',
-      options.maxTokens,
-      1,
-      DEFAULT_ANTHROPIC_MAX_TOKENS,
+    const maxTokens = problems.check(() =>
+      integerAtLeast('maxTokens', options.maxTokens, 1, DEFAULT_ANTHROPIC_MAX_TOKENS),
+    );
+    const idleTimeoutMs = problems.check(() =>
+      optionalDelay('idleTimeoutMs', options.idleTimeoutMs),
     );
     const mid = options.midConversationSystem ?? 'user-note';
     if (mid !== 'user-note' && mid !== 'system-message') {
-      throw new ConfigError(
+      problems.add(
         'midConversationSystem',
         `must be 'user-note' or 'system-message'; got ${JSON.stringify(mid)}`,
       );
     }
     const providerOptions = options.providerOptions;
     if (providerOptions !== undefined && !isRecord(providerOptions)) {
-      throw new ConfigError('providerOptions', 'must be an object of Messages API parameters');
+      problems.add('providerOptions', 'must be an object of Messages API parameters');
     }
+    const clientSettings =
+      client === undefined ? clientSettingsOf(options, problems) : checkClient(options, problems);
+    problems.throwIfAny();
     this.modelId = model;
+    this.#idleTimeoutMs = idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     this.#settings = {
       modelId: model,
-      maxTokens,
+      maxTokens: maxTokens ?? DEFAULT_ANTHROPIC_MAX_TOKENS,
       midConversationSystem: mid,
       ...(providerOptions && { providerOptions }),
     };
-    this.client = client === undefined ? newClient(options) : checkedClient(options);
+    this.client = client ?? new Anthropic(clientSettings);
   }
 
   async generate(request: ModelRequest, options: CallOptions = {}): Promise<ModelResponse> {
@@ -131,14 +168,25 @@ export class AnthropicModel implements LanguageModel {
       for await (const part of this.#streamParts(params, mapper, signal)) collector.add(part);
       return { ...collector.response(), response: mapper.response };
     }
+    const call = this.#call(signal);
     try {
-      const message = await this.client.messages.create(
+      const pending = this.client.messages.create(
         { ...params, stream: false },
-        signal ? { signal } : undefined,
-      );
-      return fromAnthropicMessage(message);
+        {
+          signal: call.controller.signal,
+        },
+      ) as Promise<unknown> & { asResponse?: () => Promise<Response> };
+      // The body is read here, under the idle watch, from the Response whose status the SDK
+      // has checked: the SDK would wait on a body stalled after its headers without end.
+      const message =
+        typeof pending.asResponse === 'function'
+          ? await readJsonBody(await pending.asResponse(), call.watch, 'Anthropic')
+          : await pending;
+      return fromAnthropicMessage(message as AnthropicMessage);
     } catch (error) {
-      throw anthropicModelError(error, signal);
+      throw call.watch.error ?? anthropicModelError(error, signal);
+    } finally {
+      call.end();
     }
   }
 
@@ -155,23 +203,40 @@ export class AnthropicModel implements LanguageModel {
     mapper: AnthropicStreamMapper,
     signal: AbortSignal | undefined,
   ): AsyncGenerator<StreamPart> {
+    const call = this.#call(signal);
     try {
       const events = await this.client.messages.create(
         { ...params, stream: true },
-        signal ? { signal } : undefined,
+        { signal: call.controller.signal },
       );
       // Stopping early (break, return) ends this loop's iterator, which aborts the request.
-      for await (const event of events) {
+      for await (const event of watchEvents(events, call.watch, 'Anthropic')) {
         // Events already read off the socket still arrive after an abort: stop at once.
         throwIfAborted(signal);
         yield* mapper.push(event);
       }
     } catch (error) {
-      throw anthropicModelError(error, signal);
+      throw call.watch.error ?? anthropicModelError(error, signal);
+    } finally {
+      call.end();
     }
     // The SDK ends an aborted stream quietly, as if it were complete: check before trusting it.
     throwIfAborted(signal);
     mapper.end();
+  }
+
+  /**
+   * A call's own signal, following the caller's (so the SDK's per-request listeners do not
+   * pile up on a long-lived one), and the idle watch that aborts it; `end` releases both.
+   */
+  #call(signal: AbortSignal | undefined) {
+    const { controller, unlink } = linkedController(signal);
+    const watch = new IdleWatch('Anthropic', this.#idleTimeoutMs, controller);
+    const end = () => {
+      watch.stop();
+      unlink();
+    };
+    return { controller, watch, end };
   }
 }
 
@@ -181,43 +246,48 @@ function throwIfAborted(signal: AbortSignal | undefined): void {
   }
 }
 
-function newClient(options: AnthropicModelOptions): Anthropic {
+/** The settings of a client built here, each checked into `problems`. */
+function clientSettingsOf(
+  options: AnthropicModelOptions,
+  problems: OptionProblems,
+): ConstructorParameters<typeof Anthropic>[0] {
   const { apiKey, baseURL, defaultHeaders } = options;
   if (apiKey !== undefined && (typeof apiKey !== 'string' || apiKey === '')) {
-    throw new ConfigError('apiKey', 'must be a non-empty string');
+    problems.add('apiKey', 'must be a non-empty string');
   }
   if (baseURL !== undefined && (typeof baseURL !== 'string' || !URL.canParse(baseURL))) {
-    throw new ConfigError('baseURL', `must be an absolute URL; got ${JSON.stringify(baseURL)}`);
+    problems.add('baseURL', `must be an absolute URL; got ${JSON.stringify(baseURL)}`);
   }
-  const maxRetries = integerAtLeast('maxRetries', options.maxRetries, 0, -1);
-  const timeout = optionalPositive('timeout', options.timeout, false);
+  const maxRetries = problems.check(() => integerAtLeast('maxRetries', options.maxRetries, 0, -1));
+  const timeout = problems.check(() => optionalPositive('timeout', options.timeout, false));
   if (
     defaultHeaders !== undefined &&
     (!isRecord(defaultHeaders) || Object.values(defaultHeaders).some((v) => typeof v !== 'string'))
   ) {
-    throw new ConfigError('defaultHeaders', 'must be an object of header names to string values');
+    problems.add('defaultHeaders', 'must be an object of header names to string values');
   }
-  return new Anthropic({
+  return {
     ...(apiKey !== undefined && { apiKey }),
     ...(baseURL !== undefined && { baseURL }),
-    ...(maxRetries >= 0 && { maxRetries }),
+    ...(maxRetries !== undefined && maxRetries >= 0 && { maxRetries }),
     ...(timeout !== undefined && { timeout }),
     ...(defaultHeaders !== undefined && { defaultHeaders: { ...defaultHeaders } }),
-  });
+  };
 }
 
 const CLIENT_SETTINGS = ['apiKey', 'baseURL', 'maxRetries', 'timeout', 'defaultHeaders'] as const;
 
-function checkedClient(options: AnthropicModelOptions): Anthropic {
+/** A client passed in: an SDK client, with none of its own settings beside it. */
+function checkClient(options: AnthropicModelOptions, problems: OptionProblems): undefined {
   const { client } = options;
   if (typeof (client as Anthropic | null)?.messages?.create !== 'function') {
-    throw new ConfigError('client', 'must be an Anthropic client: new Anthropic({ ... })');
+    problems.add('client', 'must be an Anthropic client: new Anthropic({ ... })');
   }
   // Settings next to a client would be silently ignored: say so instead.
   for (const key of CLIENT_SETTINGS) {
     if (options[key] !== undefined) {
-      throw new ConfigError(key, 'cannot be combined with `client`; configure the client itself');
+      problems.add(key, 'cannot be combined with `client`; configure the client itself');
     }
   }
-  return client as Anthropic;
+  return undefined;
 }

@@ -5,6 +5,7 @@ import {
 } from '@google/genai';
 import { AbortError, throwIfAborted } from '../../src/errors.js';
 import { linkedController } from '../../src/linked-controller.js';
+import { DEFAULT_IDLE_TIMEOUT_MS, IdleWatch } from '../../src/model/idle-watch.js';
 import {
   type CallOptions,
   LANGUAGE_MODEL_VERSION,
@@ -13,9 +14,11 @@ import {
   type ModelResponse,
   type StreamPart,
 } from '../../src/model/language-model.js';
+import { watchEvents } from '../../src/model/watched-io.js';
 import { ABORTED, raceAbort } from '../../src/tools/race-abort.js';
 import { CallMemory } from './gemini/call-memory.js';
 import { geminiError } from './gemini/errors.js';
+import { idleFetch } from './gemini/idle-fetch.js';
 import {
   type GeminiModelOptions,
   type GeminiRetryOptions,
@@ -42,9 +45,13 @@ export class GeminiModel implements LanguageModel {
   readonly #retryOptions: GeminiRetryOptions | undefined;
   readonly #defaults: { readonly [key: string]: unknown } | undefined;
   readonly #memory = new CallMemory();
+  readonly #idleTimeoutMs: number;
+  /** A client built here has no fetch of its own: `generate` may pass one (see idleFetch). */
+  readonly #ownClient: boolean;
 
   constructor(options: GeminiModelOptions) {
-    validateOptions(options);
+    this.#idleTimeoutMs = validateOptions(options) ?? DEFAULT_IDLE_TIMEOUT_MS;
+    this.#ownClient = options.client === undefined;
     this.modelId = options.model;
     this.#defaults = options.providerOptions;
     this.#retryOptions = requestRetryOptions(options);
@@ -64,15 +71,21 @@ export class GeminiModel implements LanguageModel {
     // once the request succeeds: it gets a signal of this call's own, so that a caller's
     // long-lived signal collects nothing.
     const { controller, unlink } = linkedController(signal);
+    const watch = new IdleWatch('Gemini', this.#idleTimeoutMs, controller);
     let raw: GenerateContentResponse;
     try {
-      raw = await settle(
-        this.client.models.generateContent(this.#params(request, controller.signal)),
-        controller.signal,
-      );
+      const params = this.#params(request, controller.signal);
+      if (this.#ownClient) {
+        params.config = {
+          ...params.config,
+          httpOptions: { ...params.config?.httpOptions, fetch: idleFetch(watch) },
+        };
+      }
+      raw = await settle(this.client.models.generateContent(params), controller.signal);
     } catch (error) {
-      throw geminiError(error, signal);
+      throw watch.error ?? geminiError(error, signal);
     } finally {
+      watch.stop();
       unlink();
     }
     const { response, calls } = geminiResponse(raw);
@@ -87,6 +100,7 @@ export class GeminiModel implements LanguageModel {
     // reader who stops early (`break`) cancels the HTTP request too, instead of leaving the
     // response body open.
     const { controller, unlink } = linkedController(signal);
+    const watch = new IdleWatch('Gemini', this.#idleTimeoutMs, controller);
     let complete = false;
     try {
       const chunks = await settle(
@@ -94,7 +108,7 @@ export class GeminiModel implements LanguageModel {
         controller.signal,
       );
       const mapper = new GeminiStreamMapper();
-      for await (const chunk of chunks) {
+      for await (const chunk of watchEvents(chunks, watch, 'Gemini')) {
         for (const part of mapper.push(chunk)) {
           // The SDK goes on handing out chunks it has already read after an abort: a reader
           // who aborted must get nothing more.
@@ -111,8 +125,9 @@ export class GeminiModel implements LanguageModel {
         yield part;
       }
     } catch (error) {
-      throw geminiError(error, signal);
+      throw watch.error ?? geminiError(error, signal);
     } finally {
+      watch.stop();
       unlink();
       if (!complete) controller.abort(new AbortError('The stream was closed by its reader'));
     }

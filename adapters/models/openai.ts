@@ -1,6 +1,7 @@
 import type OpenAI from 'openai';
 import { ConfigError } from '../../src/errors.js';
 import { linkedController } from '../../src/linked-controller.js';
+import { IdleWatch } from '../../src/model/idle-watch.js';
 import {
   type CallOptions,
   LANGUAGE_MODEL_VERSION,
@@ -9,10 +10,17 @@ import {
   type ModelResponse,
   type StreamPart,
 } from '../../src/model/language-model.js';
+import { readJsonBody, watchEvents } from '../../src/model/watched-io.js';
+import { OptionProblems } from '../../src/options/option-problems.js';
 import { chatRequestParams, type MaxTokensField } from './openai/chat-request.js';
 import { chatResponse } from './openai/chat-response.js';
 import { ChatStreamMapper } from './openai/chat-stream.js';
-import { type OpenAIModelOptions, resolveClient } from './openai/client-options.js';
+import {
+  OPENAI_MODEL_OPTION_KEYS,
+  type OpenAIModelOptions,
+  type ResolvedClient,
+  resolveClient,
+} from './openai/client-options.js';
 import { abortError, toStatecraftError } from './openai/errors.js';
 import { responsesRequestParams } from './openai/responses-request.js';
 import { responsesResponse } from './openai/responses-response.js';
@@ -43,15 +51,28 @@ export interface OpenAIChatModelOptions extends OpenAIModelOptions {
   readonly maxTokensField?: MaxTokensField;
 }
 
-/** One SDK call's options, and how to detach their signal from the caller's once it is over. */
+const CHAT_OPTION_KEYS: readonly string[] = [
+  ...OPENAI_MODEL_OPTION_KEYS,
+  'provider',
+  'maxTokensField',
+];
+
+/**
+ * One SDK call's options; the idle watch over its answer (it aborts the call's own signal);
+ * and `end`, which stops the watch and detaches the signal from the caller's.
+ */
 interface SdkCall {
   readonly options: {
     readonly maxRetries?: number;
     readonly timeout?: number;
     readonly signal: AbortSignal;
   };
-  readonly unlink: () => void;
+  readonly watch: IdleWatch;
+  readonly end: () => void;
 }
+
+/** The SDK's promise of a call: `asResponse` gives the raw Response once headers arrived. */
+type SdkPromise<T> = Promise<T> & { asResponse?: () => Promise<Response> };
 
 /** Shared by both classes: the client, its per-request options and the provider options. */
 abstract class OpenAIModelBase {
@@ -60,12 +81,14 @@ abstract class OpenAIModelBase {
   readonly modelId: string;
   protected readonly client: OpenAI;
   readonly #requestOptions: { readonly maxRetries?: number; readonly timeout?: number };
+  readonly #idleTimeoutMs: number;
   readonly #providerOptions: { readonly [key: string]: unknown } | undefined;
 
-  protected constructor(options: OpenAIModelOptions, api: 'chat' | 'responses', provider: string) {
-    const { client, requestOptions } = resolveClient(options, api);
+  protected constructor(options: OpenAIModelOptions, resolved: ResolvedClient, provider: string) {
+    const { client, requestOptions, idleTimeoutMs } = resolved;
     this.client = client;
     this.#requestOptions = requestOptions;
+    this.#idleTimeoutMs = idleTimeoutMs;
     this.#providerOptions = options.providerOptions;
     this.modelId = options.model;
     this.provider = provider;
@@ -88,12 +111,29 @@ abstract class OpenAIModelBase {
    * The SDK options of one call, with a signal of the call's own that follows `signal`: the
    * SDK adds an abort listener to a request's signal on every attempt and never removes it,
    * so a caller's long-lived signal would collect one per call (and Node's
-   * MaxListenersExceededWarning). `unlink` once the call, or its stream, is over.
+   * MaxListenersExceededWarning). `end` once the call, or its stream, is over.
    */
   protected callOptions(signal: AbortSignal | undefined): SdkCall {
     if (signal?.aborted) throw abortError(signal);
     const { controller, unlink } = linkedController(signal);
-    return { options: { ...this.#requestOptions, signal: controller.signal }, unlink };
+    const watch = new IdleWatch('OpenAI', this.#idleTimeoutMs, controller);
+    const end = () => {
+      watch.stop();
+      unlink();
+    };
+    return { options: { ...this.#requestOptions, signal: controller.signal }, watch, end };
+  }
+
+  /**
+   * The JSON body of a non-streamed call. The SDK would read it with no bound on a body that
+   * stalls after the headers, and hand back a proxy's HTML page as a string: it is read here,
+   * under the call's idle watch, from the raw Response the SDK has checked the status of.
+   * An SDK promise without `asResponse` (a stand-in client) is awaited as it is.
+   */
+  protected async body<T>(promise: SdkPromise<T>, call: SdkCall): Promise<unknown> {
+    if (typeof promise.asResponse !== 'function') return promise;
+    const response = await promise.asResponse();
+    return readJsonBody(response, call.watch, 'OpenAI');
   }
 }
 
@@ -105,18 +145,19 @@ export class OpenAIChatModel extends OpenAIModelBase implements LanguageModel {
   readonly #maxTokensField: MaxTokensField;
 
   constructor(options: OpenAIChatModelOptions) {
+    const problems = new OptionProblems('new OpenAIChatModel');
     const provider = options?.provider ?? 'openai';
     if (typeof provider !== 'string' || provider === '') {
-      throw new ConfigError('provider', 'must be a non-empty name, e.g. "ollama"');
+      problems.add('provider', 'must be a non-empty name, e.g. "ollama"');
     }
     const field = options?.maxTokensField ?? 'max_completion_tokens';
     if (field !== 'max_completion_tokens' && field !== 'max_tokens') {
-      throw new ConfigError(
+      problems.add(
         'maxTokensField',
         `must be 'max_completion_tokens' or 'max_tokens'; got ${String(field)}`,
       );
     }
-    super(options, 'chat', provider);
+    super(options, resolveClient(options, 'chat', problems, CHAT_OPTION_KEYS), provider);
     this.#maxTokensField = field;
   }
 
@@ -124,15 +165,15 @@ export class OpenAIChatModel extends OpenAIModelBase implements LanguageModel {
     const { signal } = options;
     const call = this.callOptions(signal);
     try {
-      const completion = await this.client.chat.completions.create(
-        this.#params(request),
-        call.options,
+      const completion = await this.body(
+        this.client.chat.completions.create(this.#params(request), call.options),
+        call,
       );
-      return chatResponse(completion);
+      return chatResponse(completion as OpenAI.Chat.ChatCompletion);
     } catch (error) {
-      throw toStatecraftError(error, signal);
+      throw call.watch.error ?? toStatecraftError(error, signal);
     } finally {
-      call.unlink();
+      call.end();
     }
   }
 
@@ -150,9 +191,9 @@ export class OpenAIChatModel extends OpenAIModelBase implements LanguageModel {
       } catch (error) {
         throw toStatecraftError(error, signal);
       }
-      yield* streamParts(chunks, new ChatStreamMapper(), signal);
+      yield* streamParts(chunks, new ChatStreamMapper(), signal, call.watch);
     } finally {
-      call.unlink();
+      call.end();
     }
   }
 
@@ -171,19 +212,27 @@ export class OpenAIChatModel extends OpenAIModelBase implements LanguageModel {
  */
 export class OpenAIResponsesModel extends OpenAIModelBase implements LanguageModel {
   constructor(options: OpenAIModelOptions) {
-    super(options, 'responses', 'openai');
+    const problems = new OptionProblems('new OpenAIResponsesModel');
+    super(
+      options,
+      resolveClient(options, 'responses', problems, OPENAI_MODEL_OPTION_KEYS),
+      'openai',
+    );
   }
 
   async generate(request: ModelRequest, options: CallOptions = {}): Promise<ModelResponse> {
     const { signal } = options;
     const call = this.callOptions(signal);
     try {
-      const response = await this.client.responses.create(this.#params(request), call.options);
-      return responsesResponse(response);
+      const response = await this.body(
+        this.client.responses.create(this.#params(request), call.options),
+        call,
+      );
+      return responsesResponse(response as OpenAI.Responses.Response);
     } catch (error) {
-      throw toStatecraftError(error, signal);
+      throw call.watch.error ?? toStatecraftError(error, signal);
     } finally {
-      call.unlink();
+      call.end();
     }
   }
 
@@ -201,9 +250,9 @@ export class OpenAIResponsesModel extends OpenAIModelBase implements LanguageMod
       } catch (error) {
         throw toStatecraftError(error, signal);
       }
-      yield* streamParts(events, new ResponsesStreamMapper(), signal);
+      yield* streamParts(events, new ResponsesStreamMapper(), signal, call.watch);
     } finally {
-      call.unlink();
+      call.end();
     }
   }
 
@@ -213,17 +262,19 @@ export class OpenAIResponsesModel extends OpenAIModelBase implements LanguageMod
 }
 
 /**
- * Maps an SDK stream through a mapper. The SDK ends its stream quietly when the request is
- * aborted, so an abort is detected here and reported as one. Leaving the loop early (an
- * abort, a consumer that stops reading) returns the SDK's iterator, which cancels the request.
+ * Maps an SDK stream through a mapper, each wait for an event bounded by `watch`. The SDK
+ * ends its stream quietly when the request is aborted, so an abort is detected here and
+ * reported as one. Leaving the loop early (an abort, a consumer that stops reading) returns
+ * the SDK's iterator, which cancels the request.
  */
 async function* streamParts<E>(
   events: AsyncIterable<E>,
   mapper: { push(event: E): StreamPart[]; end(): StreamPart[] },
   signal: AbortSignal | undefined,
+  watch: IdleWatch,
 ): AsyncGenerator<StreamPart> {
   try {
-    for await (const event of events) {
+    for await (const event of watchEvents(events, watch, 'OpenAI')) {
       // Events the SDK had already buffered must not outlive the abort.
       if (signal?.aborted) break;
       yield* mapper.push(event);
@@ -231,7 +282,7 @@ async function* streamParts<E>(
     if (signal?.aborted) throw abortError(signal);
     yield* mapper.end();
   } catch (error) {
-    throw toStatecraftError(error, signal);
+    throw watch.error ?? toStatecraftError(error, signal);
   }
 }
 
@@ -244,6 +295,10 @@ export interface OpenAICompatibleOptions
   /** Default: a placeholder, for servers started without a key. */
   readonly apiKey?: string;
 }
+
+const COMPATIBLE_OPTION_KEYS: readonly string[] = OPENAI_MODEL_OPTION_KEYS.filter(
+  (key) => key !== 'client' && key !== 'organization',
+);
 
 /** Where each server listens by default, and the placeholder key its docs use. */
 export const OPENAI_COMPATIBLE_PRESETS: Readonly<
@@ -288,6 +343,11 @@ export function openAICompatible(
   if (typeof options !== 'object' || options === null) {
     throw new ConfigError('options', 'needs an options object with at least a model');
   }
+  // The preset decides the client, provider and token field: those keys are refused here,
+  // and the rest are checked whole by OpenAIChatModel.
+  const problems = new OptionProblems('openAICompatible');
+  problems.unknownKeys(options, COMPATIBLE_OPTION_KEYS);
+  problems.throwIfAny();
   return new OpenAIChatModel({
     ...options,
     baseURL: options.baseURL ?? defaults.baseURL,

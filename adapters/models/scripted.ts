@@ -15,6 +15,7 @@ import {
   type ModelResponse,
   type StreamPart,
 } from '../../src/model/language-model.js';
+import { OptionProblems } from '../../src/options/option-problems.js';
 import { usage as makeUsage, type Usage } from '../../src/usage.js';
 
 export interface ScriptedToolCall {
@@ -59,6 +60,8 @@ export interface ScriptedModelOptions {
   readonly expectedCalls?: number;
 }
 
+const OPTION_KEYS: readonly (keyof ScriptedModelOptions)[] = ['modelId', 'expectedCalls'];
+
 /** The model received more calls than it was scripted for. */
 export class ScriptExhaustedError extends ModelError {
   static override readonly code: string = 'SCRIPT_EXHAUSTED';
@@ -90,21 +93,29 @@ export class ScriptedModel implements LanguageModel {
         if (typeof step !== 'function') validateTurn(step, `script[${index}]`);
       });
     }
+    const problems = new OptionProblems('new ScriptedModel');
+    if (typeof options !== 'object' || options === null) {
+      throw new ConfigError('options', 'must be an object such as { modelId, expectedCalls }');
+    }
+    problems.unknownKeys(options, OPTION_KEYS);
+    if (
+      options.modelId !== undefined &&
+      (typeof options.modelId !== 'string' || options.modelId === '')
+    ) {
+      problems.add('modelId', `must be a non-empty string; got ${String(options.modelId)}`);
+    }
     if (options.expectedCalls !== undefined && Array.isArray(script)) {
-      throw new ConfigError(
+      problems.add(
         'expectedCalls',
         'is for function scripts; an array script expects one call per entry',
       );
-    }
-    if (
+    } else if (
       options.expectedCalls !== undefined &&
       !(Number.isInteger(options.expectedCalls) && options.expectedCalls >= 0)
     ) {
-      throw new ConfigError(
-        'expectedCalls',
-        `must be an integer >= 0; got ${options.expectedCalls}`,
-      );
+      problems.add('expectedCalls', `must be an integer >= 0; got ${options.expectedCalls}`);
     }
+    problems.throwIfAny();
     this.#script = script;
     this.modelId = options.modelId ?? 'scripted-model';
     this.#expectedCalls = Array.isArray(script) ? script.length : options.expectedCalls;

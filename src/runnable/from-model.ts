@@ -1,4 +1,5 @@
 import { type Message, userMessage } from '../messages.js';
+import { checkModelResponse, modelSource } from '../model/check-response.js';
 import { ResponseCollector } from '../model/collect-stream.js';
 import type { LanguageModel, ModelRequest, ModelResponse } from '../model/language-model.js';
 import { REPORTS_ITSELF } from '../observe/observe-agent-run.js';
@@ -75,14 +76,17 @@ export function fromModel(
     context: RunContext,
   ): Promise<ModelResponse> {
     const options = signal ? { signal } : {};
-    if (!context.streaming) return model.generate(request, options);
+    // Checked at the boundary (SPEC Q3), as chains and tool loops check theirs.
+    const source = modelSource(model);
+    if (!context.streaming)
+      return checkModelResponse(await model.generate(request, options), source);
     const collector = new ResponseCollector();
     for await (const part of model.stream(request, options)) {
       collector.add(part);
       if (part.type === 'text-delta') context.emit({ type: 'text-delta', delta: part.delta });
       if (part.type === 'tool-call') context.emit({ type: 'tool-call', toolCall: part.toolCall });
     }
-    return collector.response();
+    return checkModelResponse(collector.response(), source);
   }
 }
 

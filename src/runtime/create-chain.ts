@@ -38,6 +38,7 @@ import {
 import { isRecord } from '../is-record.js';
 import { linkedController } from '../linked-controller.js';
 import { type Message, type ToolCall, type ToolResult, userMessage } from '../messages.js';
+import { checkModelResponse, modelSource } from '../model/check-response.js';
 import { ResponseCollector } from '../model/collect-stream.js';
 import type {
   JsonSchema,
@@ -207,6 +208,7 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
   const responseFormat: ResponseFormat | undefined =
     options.responseFormat ?? structured?.responseFormat;
   const { model } = options;
+  const source = modelSource(model);
   let remote = options.remote;
 
   // What a run owns besides its JSON context: its tools (open streams), the controller that
@@ -262,13 +264,15 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
     const { onPart } = run;
     const label = `${input.final ? 'final answer, ' : ''}generation ${input.iteration}`;
     return run.recorder.modelCall(label, request, onPart !== undefined, async () => {
-      if (!onPart) return model.generate(request, { signal });
+      // Checked at the boundary (SPEC Q3): a malformed response is a ModelError here, and a
+      // missing usage counts zero, instead of a TypeError deep in the machine.
+      if (!onPart) return checkModelResponse(await model.generate(request, { signal }), source);
       const collector = new ResponseCollector();
       for await (const part of model.stream(request, { signal })) {
         onPart(part, input.iteration);
         collector.add(part);
       }
-      return collector.response();
+      return checkModelResponse(collector.response(), source);
     });
   }
 

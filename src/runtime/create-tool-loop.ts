@@ -41,6 +41,7 @@ import {
 import { isRecord } from '../is-record.js';
 import { linkedController } from '../linked-controller.js';
 import type { Message } from '../messages.js';
+import { checkModelResponse, modelSource } from '../model/check-response.js';
 import { ResponseCollector } from '../model/collect-stream.js';
 import type { ModelRequest, StreamPart } from '../model/language-model.js';
 import { responseText } from '../model/language-model.js';
@@ -233,7 +234,8 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
     };
     const purpose = `plan round ${context.roundIndex + 1}`;
     if (!instant) {
-      const call = () => model.generate(request, { signal });
+      const call = async () =>
+        checkModelResponse(await model.generate(request, { signal }), modelSource(model));
       const response = await (recorder
         ? recorder.modelCall(purpose, request, false, call)
         : call());
@@ -246,14 +248,19 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
       const streamed = await readPlanStream(model.stream(request, { signal: early.signal }), () =>
         early.abort(DECIDED_EARLY),
       );
-      recording?.answered({
-        content: [{ type: 'text', text: streamed.text }],
-        usage: streamed.usage,
-        finishReason: streamed.shortCircuited
-          ? { unified: 'other', raw: 'decided on nextAction: response; the rest was not read' }
-          : { unified: 'stop', raw: undefined },
-      });
-      return planOf(streamed);
+      // Checked like any response (SPEC Q3): a usage part of the wrong shape counts zero.
+      const answer = checkModelResponse(
+        {
+          content: [{ type: 'text', text: streamed.text }],
+          usage: streamed.usage,
+          finishReason: streamed.shortCircuited
+            ? { unified: 'other', raw: 'decided on nextAction: response; the rest was not read' }
+            : { unified: 'stop', raw: undefined },
+        },
+        modelSource(model),
+      );
+      recording?.answered(answer);
+      return planOf({ ...streamed, usage: answer.usage });
     } catch (error) {
       recording?.failed(error);
       throw error;
@@ -337,13 +344,15 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
     const request: ModelRequest = { messages: Transcript.from(messages) };
     const onDelta = hooks?.onDelta;
     const call = async () => {
-      if (!onDelta) return model.generate(request, { signal });
+      if (!onDelta) {
+        return checkModelResponse(await model.generate(request, { signal }), modelSource(model));
+      }
       const collector = new ResponseCollector();
       for await (const part of model.stream(request, { signal })) {
         if (part.type === 'text-delta') onDelta(part.delta);
         collector.add(part);
       }
-      return collector.response();
+      return checkModelResponse(collector.response(), modelSource(model));
     };
     const response = await (hooks
       ? hooks.recorder.modelCall('respond', request, onDelta !== undefined, call)

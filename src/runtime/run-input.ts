@@ -26,7 +26,9 @@ export function checkedRunInput(
       `${where}: input.messages must be an array of messages; got ${describe(messages)}`,
     );
   }
-  messages.forEach((message, index) => checkMessage(message, `${where}: input.messages[${index}]`));
+  for (const [index, message] of messages.entries()) {
+    checkMessage(message, `${where}: input.messages[${index}]`);
+  }
   if (intermediateResults !== undefined && !isRecord(intermediateResults)) {
     throw new InputError(
       `${where}: input.intermediateResults must be an object of earlier chains' results; got ${describe(intermediateResults)}`,

@@ -601,8 +601,13 @@ describe('geminiError', () => {
     });
     expect(geminiError(refused)).toMatchObject({ retryable: true, status: undefined });
     expect(geminiError(new TypeError('terminated'))).toMatchObject({ retryable: true });
-    expect(geminiError(new Error('exception parsing stream chunk'))).toMatchObject({
+    expect(geminiError(new Error('the SDK refused an option'))).toMatchObject({
       retryable: false,
+    });
+    // A chunk the SDK could not parse is a corrupted stream (SPEC Q3): another try can help.
+    expect(geminiError(new Error('exception parsing stream chunk {x'))).toMatchObject({
+      message: expect.stringMatching(/malformed response/),
+      retryable: true,
     });
   });
 

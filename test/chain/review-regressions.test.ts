@@ -6,6 +6,7 @@ import {
   defineTool,
   LANGUAGE_MODEL_VERSION,
   type LanguageModel,
+  ModelError,
   type ModelResponse,
   type RemoteToolExecutor,
   TokenLimitError,
@@ -203,13 +204,14 @@ describe('chain review regressions', () => {
     });
   });
 
-  it('turns a machine that throws (here on a malformed model response) into a ChainError with the partial run', async () => {
+  it('a malformed model response is a ModelError at the boundary (SPEC Q3), keeping the partial run', async () => {
     const model = rawModel([
       callsOf(['a']),
       { content: null, usage, finishReason: answer.finishReason } as never,
     ]);
-    const error = await rejectionOf(ChainError, createChain({ model, tools: [ping] }).invoke('go'));
-    expect(error.message).toContain('The chain machine failed');
+    const error = await rejectionOf(ModelError, createChain({ model, tools: [ping] }).invoke('go'));
+    expect(error.message).toContain('`content` is null, not an array of parts');
+    expect(error.retryable).toBe(false);
     expect(partialOf(error).transcript.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
   });
 });

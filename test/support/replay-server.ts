@@ -26,6 +26,18 @@ export type ReplayResponse =
       readonly delayMs?: number;
       /** Keep the connection open after the last piece, until the client goes away. */
       readonly hang?: boolean;
+    }
+  | {
+      readonly status?: number;
+      /** Default content-type: application/json. */
+      readonly headers?: Readonly<Record<string, string>>;
+      /** A raw body, written as it is: an HTML page, JSON cut short, anything. */
+      readonly body: string;
+      /**
+       * Write only the first `stallAfter` characters of `body` (0: none, right after the
+       * headers), then keep the connection open until the client goes away: a stalled body.
+       */
+      readonly stallAfter?: number;
     };
 
 export interface RecordedRequest {
@@ -76,12 +88,21 @@ export async function startReplayServer(
       respondJson(res, next.status ?? 200, next.json, next.headers);
       return;
     }
+    if ('body' in next) {
+      res.writeHead(next.status ?? 200, { 'content-type': 'application/json', ...next.headers });
+      // Sent now, as a server does once it starts answering, even if no body byte follows.
+      res.flushHeaders();
+      if (next.stallAfter === undefined) res.end(next.body);
+      else if (next.stallAfter > 0) res.write(next.body.slice(0, next.stallAfter));
+      return;
+    }
     res.writeHead(next.status ?? 200, {
       'content-type': 'text/event-stream',
       'cache-control': 'no-cache',
       connection: 'keep-alive',
       ...next.headers,
     });
+    res.flushHeaders();
     for (const piece of next.sse) {
       if (res.destroyed) return;
       res.write(piece);

@@ -3,19 +3,27 @@ import type {
   Usage as AnthropicUsage,
   MessageDeltaUsage,
 } from '@anthropic-ai/sdk/resources/messages';
+import { isRecord } from '../../../src/is-record.js';
 import { ensureToolCallId, parseToolArguments, type ToolCall } from '../../../src/messages.js';
+import { tokenCount } from '../../../src/model/check-response.js';
 import type {
   ContentPart,
   FinishReason,
   ModelResponse,
 } from '../../../src/model/language-model.js';
+import { describeValue, malformedResponse } from '../../../src/model/malformed-response.js';
 import { usage as makeUsage, type Usage } from '../../../src/usage.js';
+import { streamErrorEvent } from './errors.js';
 
 // Response mapping: a Messages API `Message` → our ModelResponse, plus the stop reason and
 // usage tables the stream mapping shares. Pure functions.
 
-/** Content blocks → parts, in the model's order. Adjacent text blocks join into one part. */
+/**
+ * Content blocks → parts, in the model's order. Adjacent text blocks join into one part.
+ * A body that is not a message is refused (see checkMessage); a missing `usage` counts as 0.
+ */
 export function fromAnthropicMessage(message: AnthropicMessage): ModelResponse {
+  checkMessage(message);
   const content: ContentPart[] = [];
   for (const block of message.content) {
     if (block.type === 'text') {
@@ -37,6 +45,29 @@ export function fromAnthropicMessage(message: AnthropicMessage): ModelResponse {
     finishReason: mapStopReason(message.stop_reason),
     response: { id: message.id, modelId: message.model },
   };
+}
+
+/**
+ * Throws unless `message` is a Message: an object with a `content` list of block objects.
+ * An error object in a 200 (`{ type: 'error', error }`) is that error, retryable by its
+ * type; a body that is not an object is a malformed response worth retrying (a gateway's
+ * answer, not the API's); an object of another shape is malformed and not.
+ */
+function checkMessage(message: unknown): asserts message is AnthropicMessage {
+  if (!isRecord(message)) {
+    const problem = `the message is ${describeValue(message)}, not an object`;
+    throw malformedResponse('Anthropic', problem, true);
+  }
+  if (message.type === 'error' && isRecord(message.error)) {
+    throw streamErrorEvent(message.error as { type?: string; message?: string });
+  }
+  if (!Array.isArray(message.content)) {
+    const problem = `the message has no \`content\` list (got ${describeValue(message.content)})`;
+    throw malformedResponse('Anthropic', problem, false);
+  }
+  if (!message.content.every(isRecord)) {
+    throw malformedResponse('Anthropic', 'a `content` block is not an object', false);
+  }
 }
 
 /**
@@ -87,13 +118,19 @@ export type UsageFields = Partial<
  * so `inputTokens` is the sum and `cachedInputTokens` the cache reads.
  */
 export function mapUsage(usage: UsageFields | null | undefined): Usage {
-  const read = usage?.cache_read_input_tokens;
-  const thinking = usage?.output_tokens_details?.thinking_tokens;
+  // A count that is not a number >= 0 counts as zero rather than poisoning the run's sums.
+  const wire = isRecord(usage) ? usage : {};
+  const read = wire.cache_read_input_tokens;
+  const thinking = isRecord(wire.output_tokens_details)
+    ? wire.output_tokens_details.thinking_tokens
+    : undefined;
   return makeUsage({
     inputTokens:
-      (usage?.input_tokens ?? 0) + (usage?.cache_creation_input_tokens ?? 0) + (read ?? 0),
-    outputTokens: usage?.output_tokens ?? 0,
-    ...(typeof read === 'number' && { cachedInputTokens: read }),
-    ...(typeof thinking === 'number' && { reasoningTokens: thinking }),
+      tokenCount(wire.input_tokens) +
+      tokenCount(wire.cache_creation_input_tokens) +
+      tokenCount(read),
+    outputTokens: tokenCount(wire.output_tokens),
+    ...(typeof read === 'number' && { cachedInputTokens: tokenCount(read) }),
+    ...(typeof thinking === 'number' && { reasoningTokens: tokenCount(thinking) }),
   });
 }

@@ -4,7 +4,9 @@ import type {
   RawMessageStreamEvent,
 } from '@anthropic-ai/sdk/resources/messages';
 import { ModelError } from '../../../src/errors.js';
+import { isRecord } from '../../../src/is-record.js';
 import type { FinishReason, StreamPart } from '../../../src/model/language-model.js';
+import { malformedResponse } from '../../../src/model/malformed-response.js';
 import { streamErrorEvent } from './errors.js';
 import { mapStopReason, mapUsage, toolCallFromInput, type UsageFields } from './response.js';
 
@@ -52,6 +54,7 @@ export class AnthropicStreamMapper {
   }
 
   push(event: AnthropicStreamEvent): StreamPart[] {
+    checkEvent(event);
     switch (event.type) {
       case 'message_start':
         this.#response = { id: event.message.id, modelId: event.message.model };
@@ -153,4 +156,22 @@ export class AnthropicStreamMapper {
     for (const [key, value] of Object.entries(usage)) if (value !== null) next[key] = value;
     this.#usage = next as UsageFields;
   }
+}
+
+/** The object each event type must carry, by type; other types carry none we read. */
+const EVENT_PAYLOADS: Readonly<Record<string, string>> = {
+  message_start: 'message',
+  content_block_start: 'content_block',
+  content_block_delta: 'delta',
+  message_delta: 'delta',
+};
+
+/** Throws for an event that is not an object, or lacks the object its type must carry. */
+function checkEvent(event: unknown): void {
+  const payload = isRecord(event) ? EVENT_PAYLOADS[String(event.type)] : undefined;
+  if (isRecord(event) && (payload === undefined || isRecord(event[payload]))) return;
+  const what = isRecord(event)
+    ? `a ${String(event.type)} event without its \`${payload}\``
+    : 'an event that is not an object';
+  throw malformedResponse('Anthropic', `the stream sent ${what}`, true);
 }

@@ -1,4 +1,5 @@
 import { AbortError, ModelError, StatecraftError } from '../../../src/errors.js';
+import { isJsonSyntaxError, malformedResponse } from '../../../src/model/malformed-response.js';
 import { isNetworkError } from '../../../src/model/network-error.js';
 
 // What the SDK throws, as our errors. Recognised by shape, not by class, so that this file
@@ -34,6 +35,16 @@ export function geminiError(error: unknown, signal?: AbortSignal): StatecraftErr
     });
   }
   const message = error instanceof Error ? error.message : String(error);
+  // The SDK parses the body itself: a 200 that is not JSON (a proxy's page, a body cut
+  // short) reaches us as the parser's error. Whatever answered was not the API, or did not
+  // finish: another try can help.
+  if (isJsonSyntaxError(error)) {
+    return malformedResponse('Gemini', `a body or chunk that is not JSON (${message})`, true);
+  }
+  // The SDK's own words for a stream that ended inside an event, or a chunk it could not read.
+  if (/^(?:Incomplete JSON segment|exception parsing stream chunk)/.test(message)) {
+    return malformedResponse('Gemini', `a stream that is not JSON events (${message})`, true);
+  }
   if (isTimeout(error)) {
     return new ModelError(`The Gemini request timed out: ${message}`, {
       retryable: true,

@@ -1,5 +1,7 @@
 import type { GoogleGenAI, HttpRetryOptions } from '@google/genai';
 import { ConfigError } from '../../../src/errors.js';
+import { OptionProblems } from '../../../src/options/option-problems.js';
+import { optionalDelay } from '../../../src/runtime/option-checks.js';
 
 /** The SDK's own retry settings (`httpOptions.retryOptions`); `attempts` counts the first call. */
 export type GeminiRetryOptions = HttpRetryOptions;
@@ -29,7 +31,37 @@ export interface GeminiModelOptions {
    * `safetySettings`, …). A request's `providerOptions.gemini` overrides them.
    */
   readonly providerOptions?: { readonly [key: string]: unknown };
+  /**
+   * Milliseconds an answer that has started may go without sending anything (no byte of a
+   * body, no stream chunk) before the call is aborted with a retryable ModelError ("idle for
+   * N ms"). Default 60,000 (DEFAULT_IDLE_TIMEOUT_MS): a stalled connection fails in a minute
+   * instead of hanging forever. With a `client` of your own, streams are covered but a
+   * non-streamed `generate` is not (the SDK reads that body itself, through the client's own
+   * fetch): bound it with the client's `httpOptions.timeout`.
+   */
+  readonly idleTimeoutMs?: number;
 }
+
+const OPTION_KEYS: readonly (keyof GeminiModelOptions)[] = [
+  'model',
+  'apiKey',
+  'client',
+  'baseUrl',
+  'apiVersion',
+  'retries',
+  'providerOptions',
+  'idleTimeoutMs',
+];
+
+/** The SDK's retry options (HttpRetryOptions) this adapter knows to check. */
+const RETRY_OPTION_KEYS: readonly (keyof GeminiRetryOptions)[] = [
+  'attempts',
+  'initialDelay',
+  'maxDelay',
+  'expBase',
+  'jitter',
+  'httpStatusCodes',
+];
 
 const DEFAULT_RETRIES = 2;
 
@@ -46,90 +78,97 @@ export function retryOptions(retries: number | GeminiRetryOptions): GeminiRetryO
   return typeof retries === 'number' ? { attempts: retries + 1 } : { ...retries };
 }
 
-export function validateOptions(options: GeminiModelOptions): void {
+/**
+ * Checks every option, reporting every problem at once (unknown keys with the nearest known
+ * name), and returns the idle timeout, or undefined for the default.
+ */
+export function validateOptions(options: GeminiModelOptions): number | undefined {
   if (typeof options !== 'object' || options === null) {
     throw new ConfigError('options', "must be an object, e.g. { model: 'gemini-2.5-flash' }");
   }
+  const problems = new OptionProblems('new GeminiModel');
+  problems.unknownKeys(options, OPTION_KEYS);
   const { model, apiKey, client, baseUrl, apiVersion, retries, providerOptions } = options;
   if (typeof model !== 'string' || model.trim() === '') {
-    throw new ConfigError(
+    problems.add(
       'model',
       `must be a Gemini model name, e.g. 'gemini-2.5-flash'; got ${String(model)}`,
     );
   }
   if (apiKey !== undefined && (typeof apiKey !== 'string' || apiKey === '')) {
-    throw new ConfigError('apiKey', 'must be a non-empty string');
+    problems.add('apiKey', 'must be a non-empty string');
   }
   if (client !== undefined) {
     if (typeof client?.models?.generateContent !== 'function') {
-      throw new ConfigError('client', 'must be a GoogleGenAI instance from @google/genai');
+      problems.add('client', 'must be a GoogleGenAI instance from @google/genai');
     }
     const own = ['apiKey', 'baseUrl', 'apiVersion'].filter(
       (key) => options[key as keyof GeminiModelOptions] !== undefined,
     );
     if (own.length) {
-      throw new ConfigError(
+      problems.add(
         'client',
         `is configured already: set ${own.join(', ')} on the GoogleGenAI client you pass, or pass no client`,
       );
     }
   }
   if (baseUrl !== undefined && (typeof baseUrl !== 'string' || !URL.canParse(baseUrl))) {
-    throw new ConfigError(
+    problems.add(
       'baseUrl',
       `must be an absolute URL, e.g. 'http://127.0.0.1:8080'; got ${String(baseUrl)}`,
     );
   }
   if (apiVersion !== undefined && (typeof apiVersion !== 'string' || apiVersion === '')) {
-    throw new ConfigError('apiVersion', "must be a non-empty string, e.g. 'v1beta' or 'v1'");
+    problems.add('apiVersion', "must be a non-empty string, e.g. 'v1beta' or 'v1'");
   }
-  validateRetries(retries);
+  validateRetries(retries, problems);
   if (
     providerOptions !== undefined &&
     (typeof providerOptions !== 'object' ||
       providerOptions === null ||
       Array.isArray(providerOptions))
   ) {
-    throw new ConfigError('providerOptions', 'must be an object of GenerateContentConfig fields');
+    problems.add('providerOptions', 'must be an object of GenerateContentConfig fields');
   }
+  const idleTimeoutMs = problems.check(() => optionalDelay('idleTimeoutMs', options.idleTimeoutMs));
   if (
     client === undefined &&
     apiKey === undefined &&
     !process.env.GEMINI_API_KEY &&
     !process.env.GOOGLE_API_KEY
   ) {
-    throw new ConfigError(
+    problems.add(
       'apiKey',
       'is required: pass apiKey, set GEMINI_API_KEY (or GOOGLE_API_KEY), or pass a configured client (e.g. for Vertex AI)',
     );
   }
+  problems.throwIfAny();
+  return idleTimeoutMs;
 }
 
-function validateRetries(retries: GeminiModelOptions['retries']): void {
+function validateRetries(retries: GeminiModelOptions['retries'], problems: OptionProblems): void {
   if (retries === undefined) return;
   if (typeof retries === 'number') {
     if (Number.isInteger(retries) && retries >= 0) return;
-    throw new ConfigError(
-      'retries',
-      `must be an integer >= 0 or the SDK's retry options; got ${retries}`,
-    );
+    problems.add('retries', `must be an integer >= 0 or the SDK's retry options; got ${retries}`);
+    return;
   }
   if (typeof retries !== 'object' || retries === null) {
-    throw new ConfigError(
-      'retries',
-      'must be an integer >= 0 or { attempts, initialDelay, maxDelay, … }',
-    );
+    problems.add('retries', 'must be an integer >= 0 or { attempts, initialDelay, maxDelay, … }');
+    return;
   }
+  problems.unknownKeys(retries, RETRY_OPTION_KEYS, 'retries.');
   const { attempts, httpStatusCodes, ...delays } = retries;
   if (attempts !== undefined && !(Number.isInteger(attempts) && attempts >= 1)) {
-    throw new ConfigError(
+    problems.add(
       'retries.attempts',
       `must be an integer >= 1 (the first call included); got ${attempts}`,
     );
   }
   for (const [key, value] of Object.entries(delays)) {
+    if (!RETRY_OPTION_KEYS.includes(key as keyof GeminiRetryOptions)) continue;
     if (!(typeof value === 'number' && Number.isFinite(value) && value >= 0)) {
-      throw new ConfigError(
+      problems.add(
         `retries.${key}`,
         `must be a number >= 0 (seconds for delays); got ${String(value)}`,
       );
@@ -139,6 +178,6 @@ function validateRetries(retries: GeminiModelOptions['retries']): void {
     httpStatusCodes !== undefined &&
     !(Array.isArray(httpStatusCodes) && httpStatusCodes.every((code) => Number.isInteger(code)))
   ) {
-    throw new ConfigError('retries.httpStatusCodes', 'must be an array of HTTP status codes');
+    problems.add('retries.httpStatusCodes', 'must be an array of HTTP status codes');
   }
 }

@@ -1,6 +1,8 @@
 import type { Candidate, FunctionCall, GenerateContentResponse, Part } from '@google/genai';
+import { isRecord } from '../../../src/is-record.js';
 import { generateToolCallId, parseToolArguments, type ToolCall } from '../../../src/messages.js';
 import type { ContentPart, ModelResponse } from '../../../src/model/language-model.js';
+import { describeValue, malformedResponse } from '../../../src/model/malformed-response.js';
 import type { CallMemo } from './call-memory.js';
 import { geminiBlockedPrompt, geminiFinishReason } from './finish-reason.js';
 import { geminiUsage } from './usage.js';
@@ -29,10 +31,11 @@ export interface GeminiMappedResponse {
  * the order Gemini produced them. Thought summaries (`thought: true`) are not the answer and
  * are left out; other part kinds (inline data, code execution) are not ours to carry. A call
  * Gemini could not produce (`MALFORMED_FUNCTION_CALL`) comes last, as a failed call (see
- * geminiMalformedCall).
+ * geminiMalformedCall). A response with neither a candidate nor a blocked prompt is
+ * malformed (see firstCandidate); missing `usageMetadata` counts as zero.
  */
 export function geminiResponse(raw: GeminiResponseData): GeminiMappedResponse {
-  const candidate = raw.candidates?.[0];
+  const candidate = firstCandidate(raw);
   const content: ContentPart[] = [];
   const calls = new Map<string, CallMemo>();
   for (const part of candidate?.content?.parts ?? []) {
@@ -69,6 +72,43 @@ export function geminiResponse(raw: GeminiResponseData): GeminiMappedResponse {
     },
     calls,
   };
+}
+
+/**
+ * The first candidate, checked: a response must be an object with a `candidates` list whose
+ * first is an object, unless the prompt was blocked (`promptFeedback.blockReason`, no
+ * candidates). Anything else is malformed: retryable when not an object at all (a gateway's
+ * answer, not the API's), not when the API's shape is wrong (the same server answers so
+ * again).
+ */
+function firstCandidate(raw: unknown): Candidate | undefined {
+  if (!isRecord(raw)) {
+    throw malformedResponse('Gemini', `the response is ${describeValue(raw)}, not an object`, true);
+  }
+  const { candidates, promptFeedback } = raw as GeminiResponseData;
+  const blocked = isRecord(promptFeedback) && Boolean(promptFeedback.blockReason);
+  if (candidates === undefined && blocked) return undefined;
+  if (!Array.isArray(candidates) || candidates.length === 0) {
+    if (blocked) return undefined;
+    const problem = `the response has no \`candidates\` (got ${describeValue(candidates)}) and no blocked prompt`;
+    throw malformedResponse('Gemini', problem, false);
+  }
+  const [candidate] = candidates;
+  if (!isRecord(candidate)) {
+    throw malformedResponse('Gemini', 'the first candidate is not an object', false);
+  }
+  if (candidate.content !== undefined && !isRecord(candidate.content)) {
+    throw malformedResponse('Gemini', "the first candidate's `content` is not an object", false);
+  }
+  const parts = candidate.content?.parts;
+  if (parts !== undefined && (!Array.isArray(parts) || !parts.every(isRecord))) {
+    throw malformedResponse(
+      'Gemini',
+      "the first candidate's `content.parts` is not a list of parts",
+      false,
+    );
+  }
+  return candidate;
 }
 
 /** The text of a part that is answer text (not a thought summary), else ''. */

@@ -1,6 +1,8 @@
-import type { GenerateContentResponseUsageMetadata } from '@google/genai';
+import type { Candidate, GenerateContentResponseUsageMetadata, Part } from '@google/genai';
 import { ModelError } from '../../../src/errors.js';
+import { isRecord } from '../../../src/is-record.js';
 import type { StreamPart } from '../../../src/model/language-model.js';
+import { malformedResponse } from '../../../src/model/malformed-response.js';
 import type { CallMemo } from './call-memory.js';
 import { geminiBlockedPrompt, geminiFinishReason } from './finish-reason.js';
 import {
@@ -29,14 +31,24 @@ export class GeminiStreamMapper {
 
   /** The parts one chunk adds, in order. */
   push(chunk: GeminiResponseData): StreamPart[] {
+    // A chunk of another shape is a corrupted stream, not one to read around.
+    if (!isRecord(chunk) || (chunk.candidates != null && !Array.isArray(chunk.candidates))) {
+      throw malformedResponse(
+        'Gemini',
+        'the stream sent a chunk without a `candidates` list',
+        true,
+      );
+    }
     if (chunk.usageMetadata) this.#usage = chunk.usageMetadata;
-    const candidate = chunk.candidates?.[0];
+    const first: unknown = chunk.candidates?.[0];
+    const candidate = isRecord(first) ? (first as Candidate) : undefined;
     if (!candidate && chunk.promptFeedback?.blockReason) {
       this.#blockReason = chunk.promptFeedback.blockReason;
     }
     const parts: StreamPart[] = [];
-    for (const part of candidate?.content?.parts ?? []) {
-      if (part.thought) continue;
+    const wireParts: unknown = candidate?.content?.parts;
+    for (const part of Array.isArray(wireParts) ? (wireParts as Part[]) : []) {
+      if (typeof part !== 'object' || part === null || part.thought) continue;
       if (part.functionCall) {
         parts.push(...this.#call(geminiToolCall(part.functionCall, part.thoughtSignature)));
         continue;

@@ -1,6 +1,8 @@
 import type OpenAI from 'openai';
 import { ModelError } from '../../../src/errors.js';
+import { isRecord } from '../../../src/is-record.js';
 import type { StreamPart } from '../../../src/model/language-model.js';
+import { malformedResponse } from '../../../src/model/malformed-response.js';
 import type { Usage } from '../../../src/usage.js';
 import { toolCall } from './chat-response.js';
 import { chatFinishReason } from './finish-reason.js';
@@ -32,10 +34,14 @@ export class ChatStreamMapper {
   #usage: Usage | undefined;
 
   push(chunk: Chunk): StreamPart[] {
+    // A chunk of another shape is a corrupted stream, not one to read around.
+    if (!isRecord(chunk) || (chunk.choices != null && !Array.isArray(chunk.choices))) {
+      throw malformedResponse('OpenAI', 'the stream sent a chunk without a `choices` list', true);
+    }
     if (chunk.usage) this.#usage = chatUsage(chunk.usage);
     // One choice is requested (no `n`): the first is the answer.
     const choice = chunk.choices?.[0];
-    if (!choice) return [];
+    if (!isRecord(choice)) return [];
     const parts: StreamPart[] = [];
     const delta = choice.delta ?? {};
     if (delta.content) parts.push({ type: 'text-delta', delta: delta.content });

@@ -1,6 +1,8 @@
 import type OpenAI from 'openai';
 import { ModelError } from '../../../src/errors.js';
+import { isRecord } from '../../../src/is-record.js';
 import type { StreamPart } from '../../../src/model/language-model.js';
+import { malformedResponse } from '../../../src/model/malformed-response.js';
 import { toolCall } from './chat-response.js';
 import { responseFailure } from './errors.js';
 import { responsesFinishReason } from './finish-reason.js';
@@ -29,12 +31,15 @@ export class ResponsesStreamMapper {
   #final: OpenAI.Responses.Response | undefined;
 
   push(event: StreamEvent): StreamPart[] {
+    if (!isRecord(event)) throw malformedEvent('an event that is not an object');
     switch (event.type) {
       case 'response.output_text.delta':
       case 'response.refusal.delta':
         return event.delta ? [{ type: 'text-delta', delta: event.delta }] : [];
       case 'response.output_item.added':
-        return event.item.type === 'function_call' ? [this.#open(event.item)] : [];
+        return isRecord(event.item) && event.item.type === 'function_call'
+          ? [this.#open(event.item)]
+          : [];
       case 'response.function_call_arguments.delta': {
         const call = this.#calls.get(event.item_id);
         if (!call || !event.delta) return [];
@@ -42,9 +47,14 @@ export class ResponsesStreamMapper {
         return [{ type: 'tool-call-delta', index: call.index, argumentsDelta: event.delta }];
       }
       case 'response.output_item.done':
-        return event.item.type === 'function_call' ? this.#complete(event.item) : [];
+        return isRecord(event.item) && event.item.type === 'function_call'
+          ? this.#complete(event.item)
+          : [];
       case 'response.completed':
       case 'response.incomplete': {
+        if (!isRecord(event.response) || !Array.isArray(event.response.output ?? [])) {
+          throw malformedEvent(`a ${event.type} event without its response`);
+        }
         this.#final = event.response;
         // Calls the stream never closed with `output_item.done` are completed from the
         // final output, so none is lost.
@@ -55,7 +65,7 @@ export class ResponsesStreamMapper {
         return parts;
       }
       case 'response.failed':
-        throw responseFailure(event.response.error);
+        throw responseFailure(event.response?.error);
       case 'error':
         throw responseFailure(event);
       default:
@@ -109,4 +119,8 @@ export class ResponsesStreamMapper {
     parts.push({ type: 'tool-call', toolCall: toolCall(item.call_id, item.name, text) });
     return parts;
   }
+}
+
+function malformedEvent(what: string): ModelError {
+  return malformedResponse('OpenAI', `the response stream sent ${what}`, true);
 }
