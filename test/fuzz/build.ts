@@ -1,0 +1,242 @@
+import {
+  type ChainOptions,
+  createChain,
+  createToolLoop,
+  type Planner,
+  type ToolLoopOptions,
+} from 'statecraft';
+import { ScriptedModel } from 'statecraft/testing';
+import { z } from 'zod';
+import {
+  buildTools,
+  fuzzModel,
+  type ModelState,
+  noteTurn,
+  type OpenThings,
+  scriptedTurn,
+  sleep,
+  toolName,
+  untilAborted,
+  VALID_JSON,
+  VALIDATE_BOOM,
+} from './fixtures.js';
+import type { ChainScenario, LoopScenario, PlanData, PlanStepData, TurnData } from './scenario.js';
+
+// createChain / createToolLoop options from a scenario, through the public API only.
+
+const FALLBACK_TEXT: TurnData = {
+  answer: { kind: 'text', text: 'done' },
+  latencyMs: 0,
+  chunkDelayMs: 0,
+  usage: 'default',
+};
+const FALLBACK_JSON: TurnData = {
+  ...FALLBACK_TEXT,
+  answer: { kind: 'json', valid: true, prose: false },
+};
+
+export function chainOptions(
+  s: ChainScenario,
+  open: OpenThings,
+  state: ModelState,
+): ChainOptions<unknown> {
+  const o = s.options;
+  const fallback = o.structured === 'none' ? FALLBACK_TEXT : FALLBACK_JSON;
+  const turnAt = (i: number) => s.turns[i] ?? fallback;
+  const scripted = new ScriptedModel((request, callIndex) => {
+    const turn = turnAt(callIndex);
+    noteTurn(turn, state);
+    return scriptedTurn(turn, request, callIndex, s.tools.length);
+  });
+  let rejected = false;
+  const validateResult =
+    o.validate === 'none'
+      ? undefined
+      : async (): Promise<{ ok: true } | { ok: false; message: string }> => {
+          switch (o.validate) {
+            case 'rejectOnce':
+              if (rejected) return { ok: true };
+              rejected = true;
+              return { ok: false, message: 'Not quite; try again.' };
+            case 'rejectAlways':
+              return { ok: false, message: 'Never good enough.' };
+            case 'throws':
+              throw new Error(VALIDATE_BOOM);
+            default:
+              await sleep(2);
+              return { ok: true };
+          }
+        };
+  const structured =
+    o.structured === 'zod'
+      ? { outputSchema: z.object({ answer: z.number() }) }
+      : o.structured === 'jsonSchema'
+        ? {
+            outputSchema: {
+              type: 'object',
+              properties: { answer: { type: 'number' } },
+              required: ['answer'],
+            },
+          }
+        : o.structured === 'jsonObject'
+          ? { responseFormat: { type: 'json_object' as const } }
+          : {};
+  return {
+    model: fuzzModel(scripted, (i) => turnAt(i).usage === 'none'),
+    tools: buildTools(s.tools, open),
+    ...(o.maxIterations !== undefined && { maxIterations: o.maxIterations }),
+    ...(o.maxTokens !== undefined && { maxTokens: o.maxTokens }),
+    ...(o.maxExecutionTime !== undefined && { maxExecutionTime: o.maxExecutionTime }),
+    ...(o.earlyStopping !== undefined && { earlyStopping: o.earlyStopping }),
+    ...(o.toolTimeoutMs !== undefined && { toolTimeoutMs: o.toolTimeoutMs }),
+    ...(o.toolConcurrency !== undefined && { toolConcurrency: o.toolConcurrency }),
+    ...(o.streamBatchSize !== undefined && { streamBatchSize: o.streamBatchSize }),
+    ...(validateResult && { validateResult }),
+    ...structured,
+  } as ChainOptions<unknown>;
+}
+
+export function buildChain(s: ChainScenario, open: OpenThings, state: ModelState) {
+  return createChain(chainOptions(s, open, state));
+}
+
+/** The plan object a planner answers with. */
+export function planObject(plan: Extract<PlanData, { kind: 'plan' }>, tools: number) {
+  const commands = plan.commands.map((c, i) => ({
+    purpose: `purpose ${i % 2}`,
+    toolName:
+      c.target === 'blank'
+        ? '  '
+        : c.target === 'unknown'
+          ? 'no_such_tool'
+          : toolName(c.target, tools),
+    toolKwargs: c.args === 'valid' ? { n: 1 } : c.args === 'invalid' ? { n: 'x' } : 'oops',
+    todoSuggestion: '',
+  }));
+  return {
+    ...(plan.action !== 'missing' && { nextAction: plan.action }),
+    ...(plan.listKey === 'toolCommand'
+      ? { toolCommand: commands[0] ?? {} }
+      : { [plan.listKey]: commands }),
+    ...(plan.useTool !== undefined && { useTool: plan.useTool }),
+  };
+}
+
+/** A plan as a model or a text-answering planner writes it. */
+function planText(step: PlanStepData, tools: number): string {
+  const { plan } = step;
+  switch (plan.kind) {
+    case 'garbage':
+      return plan.text;
+    case 'notObject':
+      return JSON.stringify(plan.value);
+    case 'plan': {
+      const json = JSON.stringify(planObject(plan, tools));
+      return step.form === 'prose' ? `My plan: ${json} (end)` : json;
+    }
+    default:
+      return '';
+  }
+}
+
+const DONE_PLAN: PlanStepData = {
+  plan: { kind: 'plan', action: 'response', listKey: 'executionCommands', commands: [] },
+  form: 'object',
+  latencyMs: 0,
+  usage: 'default',
+};
+
+function failsModel(step: PlanStepData): boolean {
+  return step.plan.kind === 'throw' || step.usage === 'none';
+}
+
+export function loopOptions(s: LoopScenario, open: OpenThings, state: ModelState): ToolLoopOptions {
+  const tools = s.tools.length;
+  let planIndex = 0;
+  const nextPlan = () => s.plans[planIndex++] ?? DONE_PLAN;
+  // Which model calls answer without usage, by call index (plans and the response share it).
+  const usageless = new Set<number>();
+  const scripted = new ScriptedModel((request, callIndex) => {
+    if (!request.responseFormat) {
+      noteTurn(s.response, state);
+      if (s.response.usage === 'none') usageless.add(callIndex);
+      return scriptedTurn(s.response, request, callIndex, tools);
+    }
+    const step = nextPlan();
+    state.calls++;
+    if (failsModel(step)) state.failed = true;
+    if (step.usage === 'none') usageless.add(callIndex);
+    const usage: TurnData = { ...FALLBACK_TEXT, latencyMs: step.latencyMs, usage: step.usage };
+    if (step.plan.kind === 'throw') {
+      return scriptedTurn({ ...usage, answer: { kind: 'throw', typed: false } }, request, 0, 0);
+    }
+    if (step.plan.kind === 'hang') {
+      return scriptedTurn({ ...usage, answer: { kind: 'hang' } }, request, 0, 0);
+    }
+    const text = planText(step, tools);
+    const turn = scriptedTurn({ ...usage, answer: { kind: 'text', text } }, request, 0, 0);
+    // A streamed plan arrives in pieces, so the instant short-circuit has something to cut.
+    const third = Math.ceil(text.length / 3);
+    return text.length > 3
+      ? {
+          ...turn,
+          chunks: [text.slice(0, third), text.slice(third, 2 * third), text.slice(2 * third)],
+        }
+      : turn;
+  });
+  const planner: Planner = async (_context, { signal }) => {
+    const step = nextPlan();
+    state.calls++;
+    await sleep(step.latencyMs);
+    const { plan } = step;
+    if (plan.kind === 'throw') {
+      state.failed = true;
+      throw new Error('fuzz: the planner failed');
+    }
+    if (plan.kind === 'hang') return untilAborted(signal);
+    if (step.form === 'object') {
+      if (plan.kind === 'plan') return planObject(plan, tools);
+      if (plan.kind === 'notObject') return plan.value;
+    }
+    const text = planText(step, tools);
+    if (step.form !== 'stream') return text;
+    return (async function* () {
+      for (let i = 0; i < text.length; i += 7) {
+        await sleep(1);
+        yield text.slice(i, i + 7);
+      }
+    })();
+  };
+  const usesModel = s.planner === 'model' || s.respond === 'model';
+  const respond =
+    s.respond === 'model'
+      ? true
+      : s.respond === 'none'
+        ? false
+        : async () => {
+            await sleep(1);
+            if (s.respond === 'functionThrows') {
+              state.failed = true;
+              throw new Error('fuzz: the responder failed');
+            }
+            return 'the answer';
+          };
+  const o = s.options;
+  return {
+    ...(usesModel && { model: fuzzModel(scripted, (i) => usageless.has(i)) }),
+    ...(s.planner === 'function' && { planner }),
+    tools: buildTools(s.tools, open),
+    respond,
+    ...(o.maxRounds !== undefined && { maxRounds: o.maxRounds }),
+    ...(o.concurrency !== undefined && { concurrency: o.concurrency }),
+    ...(o.timeout !== undefined && { timeout: o.timeout }),
+    ...(o.planRetries !== undefined && { planRetries: o.planRetries }),
+    ...(o.instant !== undefined && { instant: o.instant }),
+  };
+}
+
+export function buildLoop(s: LoopScenario, open: OpenThings, state: ModelState) {
+  return createToolLoop(loopOptions(s, open, state));
+}
+
+export { VALID_JSON };

@@ -1,0 +1,380 @@
+import {
+  AbortError,
+  ChainError,
+  ConfigError,
+  createChain,
+  type Message,
+  ModelError,
+  ProtocolError,
+  type RunDetails,
+  responseText,
+  StatecraftError,
+  TimeoutError,
+  TokenLimitError,
+  userMessage,
+} from 'statecraft';
+import { ScriptedModel } from 'statecraft/testing';
+import { buildChain, buildLoop } from './build.js';
+import { type ModelState, OpenThings, VALIDATE_BOOM } from './fixtures.js';
+import type { ChainScenario, LoopScenario, Scenario } from './scenario.js';
+
+// One fuzz run: build the chain or loop a scenario describes, run it (invoke or stream), and
+// check every invariant of SPEC Q6 on what came out. Returns the violations, never throws.
+
+export const INVARIANTS = {
+  settles: 'a. settles within the bound',
+  'typed-outcome': 'b. succeeds or fails with a documented typed error',
+  'partial-complete': 'c. partial kept; transcript holds every answer and is valid input',
+  'usage-adds-up': 'd. steps (chain) / model calls (loop) add up to the run usage',
+  'stream-ends': 'e. stream() ends with a final event (then the typed error)',
+  'no-model-error-from-tools': 'f. ModelError only when the model itself failed',
+  'no-unhandled-rejection': 'g. no unhandled rejection or uncaught exception',
+  'nothing-left-open': 'h. tools closed or aborted, no timers left pending',
+} as const;
+export type Invariant = keyof typeof INVARIANTS;
+
+export interface Violation {
+  readonly invariant: Invariant;
+  readonly message: string;
+}
+
+/** How long a run may take before it counts as hung. */
+export const BOUND_MS = Number(process.env.FUZZ_BOUND_MS ?? 5_000);
+/** After a run settles: how long stragglers (tool delays are at most 20 ms) may take to end. */
+const GRACE_MS = 300;
+
+// One listener for the process, reporting into the run in progress (runs are sequential).
+let strays: string[] | undefined;
+let installed = false;
+function listenForStrays(): void {
+  if (installed) return;
+  installed = true;
+  process.on('unhandledRejection', (reason) => {
+    strays?.push(`unhandled rejection: ${describe(reason)}`);
+  });
+  process.on('uncaughtException', (error) => {
+    strays?.push(`uncaught exception: ${describe(error)}`);
+  });
+}
+
+export function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    const text = `${error.name}${code ? ` [${String(code)}]` : ''}: ${error.message}`;
+    return text.length > 300 ? `${text.slice(0, 300)}…` : text;
+  }
+  try {
+    return `non-Error thrown: ${String(error)}`;
+  } catch {
+    return 'non-Error thrown';
+  }
+}
+
+function timers(): number {
+  return process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+}
+
+interface Outcome {
+  readonly hung: boolean;
+  readonly elapsedMs: number;
+  readonly result?: Record<string, unknown> & { details(): RunDetails };
+  readonly error?: unknown;
+  /** stream(): the events read, in order. */
+  readonly events?: readonly { type: string; output?: { status: string } }[];
+}
+
+async function bounded(work: Promise<Omit<Outcome, 'hung' | 'elapsedMs'>>): Promise<Outcome> {
+  const started = performance.now();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const hang = new Promise<'hung'>((resolve) => {
+    timer = setTimeout(() => resolve('hung'), BOUND_MS);
+  });
+  const settled = await Promise.race([work, hang]);
+  clearTimeout(timer);
+  const elapsedMs = performance.now() - started;
+  return settled === 'hung' ? { hung: true, elapsedMs } : { ...settled, hung: false, elapsedMs };
+}
+
+async function consume(
+  run: () => Promise<unknown> | AsyncIterable<{ type: string }>,
+  via: 'invoke' | 'stream',
+): Promise<Omit<Outcome, 'hung' | 'elapsedMs'>> {
+  if (via === 'invoke') {
+    try {
+      return { result: (await run()) as Outcome['result'] };
+    } catch (error) {
+      return { error };
+    }
+  }
+  const events: { type: string; output?: { status: string }; result?: unknown }[] = [];
+  try {
+    for await (const event of run() as AsyncIterable<{ type: string }>) events.push(event);
+  } catch (error) {
+    return { error, events };
+  }
+  const final = events.at(-1);
+  return {
+    result: (final?.type === 'final' ? final.result : undefined) as Outcome['result'],
+    events,
+  };
+}
+
+/** How a run ended, for the long run's summary: `succeeded`, an error's name, or `hung`. */
+export type OutcomeListener = (outcome: string) => void;
+
+function outcomeName(outcome: Outcome): string {
+  if (outcome.hung) return 'hung';
+  if (outcome.error === undefined) return outcome.result ? 'succeeded' : 'no result';
+  const e = outcome.error;
+  return e instanceof Error
+    ? `${e.name}${/machine failed/.test(e.message) ? ' (machine failed)' : ''}`
+    : 'non-Error';
+}
+
+/** Runs one scenario and returns every invariant it breaks. */
+export async function checkScenario(
+  s: Scenario,
+  onOutcome?: OutcomeListener,
+): Promise<Violation[]> {
+  listenForStrays();
+  const found: Violation[] = [];
+  const fail = (invariant: Invariant, message: string) => found.push({ invariant, message });
+  const runStrays: string[] = [];
+  strays = runStrays;
+  const timersBefore = timers();
+  const open = new OpenThings();
+  const state: ModelState = { failed: false, calls: 0 };
+  const controller = new AbortController();
+  let abortTimer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    let runnable: {
+      invoke(input: string, o: object): Promise<unknown>;
+      stream(input: string, o: object): AsyncIterable<{ type: string }>;
+    };
+    try {
+      runnable = s.kind === 'chain' ? buildChain(s, open, state) : buildLoop(s, open, state);
+    } catch (error) {
+      onOutcome?.(`construction: ${describe(error).split(':')[0]}`);
+      if (!ConfigError.isInstance(error))
+        fail('typed-outcome', `construction threw ${describe(error)}`);
+      return found;
+    }
+    if (s.abortAtMs === -1) controller.abort(new Error('fuzz: aborted before the run'));
+    else if (s.abortAtMs !== undefined) {
+      const at = s.abortAtMs;
+      abortTimer = setTimeout(() => controller.abort(new Error(`fuzz: aborted at ${at} ms`)), at);
+    }
+    const options = { signal: controller.signal };
+    const outcome = await bounded(
+      consume(
+        () =>
+          s.via === 'invoke'
+            ? runnable.invoke('Fuzz this.', options)
+            : runnable.stream('Fuzz this.', options),
+        s.via,
+      ),
+    );
+    onOutcome?.(`${s.via}: ${outcomeName(outcome)}`);
+    if (outcome.hung || outcome.elapsedMs > BOUND_MS) {
+      fail('settles', `did not settle within ${BOUND_MS} ms (${Math.round(outcome.elapsedMs)} ms)`);
+      controller.abort(new Error('fuzz: the run hung'));
+    } else {
+      if (s.kind === 'chain') await checkChain(s, outcome, state, fail);
+      else checkLoop(s, outcome, state, fail);
+      if (outcome.events) checkStream(outcome, fail);
+    }
+  } finally {
+    clearTimeout(abortTimer);
+  }
+  // Stragglers (a tool that ignored its signal for its last few ms) may end late on a busy
+  // machine: poll a while before calling anything left open a leak.
+  const deadline = performance.now() + GRACE_MS;
+  do await new Promise((resolve) => setTimeout(resolve, 10));
+  while ((open.leaks().length || timers() > timersBefore) && performance.now() < deadline);
+  strays = undefined;
+  for (const stray of runStrays) fail('no-unhandled-rejection', stray);
+  const leaks = open.leaks();
+  if (leaks.length)
+    fail('nothing-left-open', `still open, signal not aborted: ${leaks.join(', ')}`);
+  const extraTimers = timers() - timersBefore;
+  if (extraTimers > 0)
+    fail('nothing-left-open', `${extraTimers} timer(s) still pending after the run`);
+  return found;
+}
+
+type Fail = (invariant: Invariant, message: string) => void;
+
+/** Typed and documented: which errors a scenario may end with. */
+function checkTyped(s: Scenario, error: unknown, state: ModelState, fail: Fail): boolean {
+  if (!StatecraftError.isInstance(error)) {
+    fail('typed-outcome', `untyped error: ${describe(error)}`);
+    return false;
+  }
+  const message = error.message;
+  if (/machine failed/.test(message)) {
+    fail('typed-outcome', `the machine crashed: ${describe(error)}`);
+  } else if (AbortError.isInstance(error)) {
+    if (s.abortAtMs === undefined) fail('typed-outcome', `AbortError without an abort: ${message}`);
+  } else if (TimeoutError.isInstance(error)) {
+    const limit = s.kind === 'chain' ? s.options.maxExecutionTime : s.options.timeout;
+    if (limit === undefined) fail('typed-outcome', `TimeoutError without a time limit: ${message}`);
+  } else if (ModelError.isInstance(error)) {
+    if (!state.failed) {
+      fail(
+        'no-model-error-from-tools',
+        `ModelError though the model never failed: ${describe(error)}`,
+      );
+    }
+  } else if (ChainError.isInstance(error)) {
+    const cause = (error as { cause?: unknown }).cause;
+    const fromValidation =
+      s.kind === 'chain' &&
+      s.options.validate === 'throws' &&
+      (message.includes(VALIDATE_BOOM) ||
+        (cause instanceof Error && cause.message === VALIDATE_BOOM));
+    if (!fromValidation) fail('typed-outcome', `undocumented ChainError: ${describe(error)}`);
+  } else if (!ProtocolError.isInstance(error) && !TokenLimitError.isInstance(error)) {
+    fail('typed-outcome', `undocumented error type: ${describe(error)}`);
+  }
+  return true;
+}
+
+interface ChainPartial {
+  readonly transcript?: readonly Message[];
+  readonly usage?: { totalTokens: number };
+  readonly steps?: readonly { usage: { totalTokens: number } }[];
+  readonly details?: RunDetails;
+}
+
+/** Every answered model call's text appears, in order, as an assistant message. */
+function missingAnswers(transcript: readonly Message[], details: RunDetails | undefined): string[] {
+  if (!details) return ['partial.details is missing'];
+  const answers = details.modelCalls.filter((c) => c.response).map((c) => c.response);
+  const assistant = transcript.filter((m) => m.role === 'assistant');
+  const missing: string[] = [];
+  let at = 0;
+  for (const response of answers) {
+    if (!response) continue;
+    const text = responseText(response);
+    const calls = response.content.filter((p) => p.type === 'tool-call').length;
+    const found = assistant.findIndex(
+      (m, i) =>
+        i >= at &&
+        m.role === 'assistant' &&
+        m.content === text &&
+        ((m.toolCalls?.length ?? 0) === calls || (m.toolCalls?.length ?? 0) === 0),
+    );
+    if (found < 0) missing.push(`${JSON.stringify(text.slice(0, 60))} (+${calls} call(s))`);
+    else at = found + 1;
+  }
+  return missing;
+}
+
+async function continues(transcript: readonly Message[]): Promise<string | undefined> {
+  const chain = createChain({ model: new ScriptedModel(() => ({ text: 'ok' })) });
+  try {
+    await chain.invoke({ messages: [...transcript, userMessage('continue')] });
+    return undefined;
+  } catch (error) {
+    return describe(error);
+  }
+}
+
+function sumSteps(steps: readonly { usage: { totalTokens: number } }[]): number {
+  return steps.reduce((sum, step) => sum + step.usage.totalTokens, 0);
+}
+
+async function checkChain(s: ChainScenario, outcome: Outcome, state: ModelState, fail: Fail) {
+  const { error, result } = outcome;
+  if (error === undefined) {
+    if (!result) return; // stream without final: checkStream reports it
+    const r = result as unknown as Required<ChainPartial>;
+    const missing = missingAnswers(r.transcript, result.details());
+    if (missing.length)
+      fail('partial-complete', `result.transcript lacks answers: ${missing.join('; ')}`);
+    if (!Object.is(sumSteps(r.steps), r.usage.totalTokens)) {
+      fail(
+        'usage-adds-up',
+        `steps sum to ${sumSteps(r.steps)} tokens, usage says ${r.usage.totalTokens}`,
+      );
+    }
+    return;
+  }
+  if (!checkTyped(s, error, state, fail)) return;
+  const partial = (error as { partial?: ChainPartial }).partial;
+  if (!partial?.transcript || !partial.usage) {
+    fail('partial-complete', `${describe(error)} has no partial transcript/usage`);
+    return;
+  }
+  const missing = missingAnswers(partial.transcript, partial.details);
+  if (missing.length)
+    fail('partial-complete', `partial.transcript lacks answers: ${missing.join('; ')}`);
+  const refused = await continues(partial.transcript);
+  if (refused)
+    fail('partial-complete', `partial.transcript + 'continue' is not valid input: ${refused}`);
+  if (!partial.steps) fail('usage-adds-up', 'partial.steps is missing');
+  else if (!Object.is(sumSteps(partial.steps), partial.usage.totalTokens)) {
+    fail(
+      'usage-adds-up',
+      `partial.steps sum to ${sumSteps(partial.steps)} tokens, partial.usage says ${partial.usage.totalTokens} (${describe(error)})`,
+    );
+  }
+}
+
+interface LoopPartial {
+  readonly usage?: { totalTokens: number };
+  readonly toolLogs?: readonly { success: boolean }[];
+  readonly details?: RunDetails;
+}
+
+function checkLoopUsage(details: RunDetails | undefined, total: number, fail: Fail, where: string) {
+  if (!details) return fail('usage-adds-up', `${where}: details are missing`);
+  const sum = details.modelCalls.reduce((n, call) => n + call.usage.totalTokens, 0);
+  if (!Object.is(sum, total)) {
+    fail('usage-adds-up', `${where}: model calls sum to ${sum} tokens, usage says ${total}`);
+  }
+}
+
+function checkLoop(s: LoopScenario, outcome: Outcome, state: ModelState, fail: Fail) {
+  const { error, result } = outcome;
+  if (error === undefined) {
+    if (!result) return;
+    const usage = result.usage as { totalTokens: number };
+    checkLoopUsage(result.details(), usage.totalTokens, fail, 'result');
+    return;
+  }
+  if (!checkTyped(s, error, state, fail)) return;
+  const partial = (error as { partial?: LoopPartial }).partial;
+  if (!partial?.toolLogs || !partial.usage) {
+    fail('partial-complete', `${describe(error)} has no partial toolLogs/usage`);
+    return;
+  }
+  const ran = partial.details?.toolCalls.filter((c) => c.result.success).length ?? 0;
+  const logged = partial.toolLogs.filter((r) => r.success).length;
+  if (logged < ran) {
+    fail('partial-complete', `${ran} tool call(s) succeeded but partial.toolLogs has ${logged}`);
+  }
+  checkLoopUsage(partial.details, partial.usage.totalTokens, fail, 'partial');
+}
+
+function checkStream(outcome: Outcome, fail: Fail) {
+  const events = outcome.events ?? [];
+  const finals = events.filter((e) => e.type === 'final');
+  const last = events.at(-1);
+  if (finals.length !== 1 || last?.type !== 'final') {
+    fail(
+      'stream-ends',
+      `stream ended ${outcome.error ? `with ${describe(outcome.error)}` : 'normally'} after ${finals.length} final event(s)${last ? `, last event '${last.type}'` : ''}`,
+    );
+    return;
+  }
+  const failed = last.output?.status === 'failed';
+  if (failed && outcome.error === undefined)
+    fail('stream-ends', 'final says failed but the stream did not throw');
+  if (!failed && outcome.error !== undefined) {
+    fail(
+      'stream-ends',
+      `final says ${last.output?.status} but the stream threw ${describe(outcome.error)}`,
+    );
+  }
+}
