@@ -96,6 +96,11 @@ export function assistantMessage(
   );
 }
 
+/** The failed result of `call`: what the model reads when a tool could not answer it. */
+export function failedToolResult(call: Pick<ToolCall, 'id' | 'name'>, error: string): ToolResult {
+  return { toolCallId: call.id, name: call.name, output: null, success: false, error };
+}
+
 export function toolResultMessage(result: ToolResult): ToolResultMessage {
   return Object.freeze({ role: 'tool', ...result });
 }

@@ -14,6 +14,7 @@ import {
   type ModelRequest,
   type ModelResponse,
   type StreamPart,
+  UNIFIED_FINISH_REASONS,
 } from '../../src/model/language-model.js';
 import { OptionProblems } from '../../src/options/option-problems.js';
 import { usage as makeUsage, type Usage } from '../../src/usage.js';
@@ -198,14 +199,7 @@ export class ScriptedModel implements LanguageModel {
   }
 }
 
-const FINISH_REASONS: readonly string[] = [
-  'stop',
-  'length',
-  'tool-calls',
-  'content-filter',
-  'error',
-  'other',
-];
+const FINISH_REASONS: readonly string[] = UNIFIED_FINISH_REASONS;
 
 function validateTurn(turn: ScriptedTurn, where: string): void {
   const fail = (message: string) => {

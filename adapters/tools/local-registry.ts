@@ -1,5 +1,5 @@
 import { ConfigError } from '../../src/errors.js';
-import type { ToolCall, ToolResult } from '../../src/messages.js';
+import { failedToolResult, type ToolCall, type ToolResult } from '../../src/messages.js';
 import type { ToolSpec } from '../../src/model/language-model.js';
 import { isAsyncIterable } from '../../src/runtime/async-iterable.js';
 import { formatZodError } from '../../src/schema.js';
@@ -76,7 +76,7 @@ export class LocalToolRegistry {
       // A call the provider could not even parse (e.g. Gemini's MALFORMED_FUNCTION_CALL) may
       // have no real name: its own error says more than "unknown tool" alone.
       const why = call.argumentsError === undefined ? '' : ` ${call.argumentsError}`;
-      return failed(
+      return failedToolResult(
         call,
         `Unknown tool '${call.name}'.${why} ${available.length ? `Available tools: ${available.join(', ')}.` : 'No tools are available.'}`,
       );
@@ -97,16 +97,17 @@ export async function runTool(
   options: RunToolOptions = {},
 ): Promise<ToolResult> {
   const signal = options.signal ?? NEVER_ABORTED;
-  if (signal.aborted) return failed(call, `Tool '${call.name}' was cancelled before it started.`);
+  if (signal.aborted)
+    return failedToolResult(call, `Tool '${call.name}' was cancelled before it started.`);
   if (call.argumentsError !== undefined) {
-    return failed(
+    return failedToolResult(
       call,
       `The arguments for tool '${call.name}' are not valid JSON (${call.argumentsError}). Send a JSON object matching the tool's schema.`,
     );
   }
   const parsed = tool.input.safeParse(call.arguments);
   if (!parsed.success) {
-    return failed(
+    return failedToolResult(
       call,
       `Invalid arguments for tool '${call.name}':\n${formatZodError(parsed.error)}`,
     );
@@ -116,18 +117,14 @@ export async function runTool(
     // Without a caller's signal nothing can cancel the tool: skip the race and its listener.
     const output = options.signal ? await raceAbort(execution, signal) : await execution;
     if (output === ABORTED || signal.aborted)
-      return failed(call, `Tool '${call.name}' was cancelled.`);
+      return failedToolResult(call, `Tool '${call.name}' was cancelled.`);
     // A stream's chunks are made safe as they are read; anything else here, once.
     const safe = isAsyncIterable(output) ? output : jsonSafeOutput(output);
     return { toolCallId: call.id, name: call.name, output: safe, success: true };
   } catch (error) {
-    if (signal.aborted) return failed(call, `Tool '${call.name}' was cancelled.`);
-    return failed(call, `Tool '${call.name}' failed: ${describeError(error)}`);
+    if (signal.aborted) return failedToolResult(call, `Tool '${call.name}' was cancelled.`);
+    return failedToolResult(call, `Tool '${call.name}' failed: ${describeError(error)}`);
   }
-}
-
-function failed(call: ToolCall, error: string): ToolResult {
-  return { toolCallId: call.id, name: call.name, output: null, success: false, error };
 }
 
 function describeError(error: unknown): string {

@@ -3,7 +3,7 @@ import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.j
 import { type Tool, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { AbortError, StatecraftError } from '../../src/errors.js';
 import { linkedController } from '../../src/linked-controller.js';
-import type { ToolCall, ToolResult } from '../../src/messages.js';
+import { failedToolResult, type ToolCall, type ToolResult } from '../../src/messages.js';
 import type { ToolSpec } from '../../src/model/language-model.js';
 import { ABORTED, raceAbort } from '../../src/tools/race-abort.js';
 import type { RemoteToolExecutor } from '../../src/tools/remote-executor.js';
@@ -157,13 +157,7 @@ export class McpToolExecutor implements RemoteToolExecutor {
    */
   async execute(call: ToolCall, options: { readonly signal: AbortSignal }): Promise<ToolResult> {
     this.#assertOpen();
-    const fail = (error: string): ToolResult => ({
-      toolCallId: call.id,
-      name: call.name,
-      output: null,
-      success: false,
-      error,
-    });
+    const fail = (error: string) => failedToolResult(call, error);
     if (call.argumentsError !== undefined) {
       return fail(`The arguments for '${call.name}' are not valid JSON: ${call.argumentsError}`);
     }

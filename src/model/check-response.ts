@@ -2,21 +2,19 @@ import { ModelError } from '../errors.js';
 import { isRecord } from '../is-record.js';
 import { jsonSafeOutput } from '../tools/safe-output.js';
 import type { Usage } from '../usage.js';
-import type { ContentPart, FinishReason, ModelResponse } from './language-model.js';
+import {
+  type ContentPart,
+  type FinishReason,
+  type ModelResponse,
+  UNIFIED_FINISH_REASONS,
+} from './language-model.js';
 import { describeValue } from './malformed-response.js';
 
 // The check every model response passes before a runtime trusts it (SPEC Q3), whichever
 // LanguageModel produced it: the adapters check their wire formats themselves, but a user's
 // own model is checked only here.
 
-const UNIFIED_REASONS: readonly string[] = [
-  'stop',
-  'length',
-  'tool-calls',
-  'content-filter',
-  'error',
-  'other',
-];
+const UNIFIED_REASONS: readonly string[] = UNIFIED_FINISH_REASONS;
 
 /**
  * `response` as a valid ModelResponse, or a ModelError (not retryable: the same model code

@@ -66,8 +66,18 @@ export type ContentPart =
  * Why the model stopped. `unified` is for policy; `raw` is the provider's own word, kept for
  * logs and for the cases the unified set does not distinguish.
  */
+/** Every unified finish reason, for checks of responses and scripts. */
+export const UNIFIED_FINISH_REASONS = [
+  'stop',
+  'length',
+  'tool-calls',
+  'content-filter',
+  'error',
+  'other',
+] as const;
+
 export interface FinishReason {
-  readonly unified: 'stop' | 'length' | 'tool-calls' | 'content-filter' | 'error' | 'other';
+  readonly unified: (typeof UNIFIED_FINISH_REASONS)[number];
   readonly raw: string | undefined;
 }
 

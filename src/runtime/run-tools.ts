@@ -1,7 +1,7 @@
 import pLimit from 'p-limit';
 import type { LocalToolRegistry } from '../../adapters/tools/local-registry.js';
 import type { ExecuteToolsOutput } from '../../machines/chain.js';
-import type { ToolCall, ToolResult } from '../messages.js';
+import { failedToolResult, type ToolCall, type ToolResult } from '../messages.js';
 import type { ToolSpec } from '../model/language-model.js';
 import { DEADLINE, deadlineAfter } from '../tools/deadline.js';
 import { ABORTED, raceAbort } from '../tools/race-abort.js';
@@ -242,13 +242,7 @@ export class RunTools {
       const result = await callRemote(remote, call, signal);
       if (result !== NO_RETURN) return result;
       if (!local.has(call.name)) {
-        return {
-          toolCallId: call.id,
-          name: call.name,
-          output: null,
-          success: false,
-          error: `Tool '${call.name}' on ${remote.name} returned no result.`,
-        };
+        return failedToolResult(call, `Tool '${call.name}' on ${remote.name} returned no result.`);
       }
       this.#remoteCalls.delete(call.id);
     }

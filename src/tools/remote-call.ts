@@ -1,4 +1,4 @@
-import type { ToolCall, ToolResult } from '../messages.js';
+import { failedToolResult, type ToolCall, type ToolResult } from '../messages.js';
 import { isAsyncIterable } from '../runtime/async-iterable.js';
 import { ABORTED, raceAbort } from './race-abort.js';
 import type { RemoteToolExecutor } from './remote-executor.js';
@@ -19,13 +19,7 @@ export async function callRemote(
   call: ToolCall,
   signal: AbortSignal,
 ): Promise<ToolResult | typeof NO_RETURN> {
-  const fail = (error: string): ToolResult => ({
-    toolCallId: call.id,
-    name: call.name,
-    output: null,
-    success: false,
-    error,
-  });
+  const fail = (error: string) => failedToolResult(call, error);
   try {
     // Raced against the signal: a remote that ignores it must not hold the run.
     const result: unknown = await raceAbort(
