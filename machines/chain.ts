@@ -4,7 +4,7 @@ import type { PromptContract } from '../src/compile/convert-to-llm-request.js';
 import type { SelfRefSnapshot } from '../src/compile/experiences.js';
 import { type ContextMutation, mutate } from '../src/compile/mutations.js';
 import { pendingToolCalls } from '../src/compile/tool-linkage.js';
-import { InputError } from '../src/errors.js';
+import { ConfigError, InputError } from '../src/errors.js';
 import type { Message, ToolCall, ToolResult } from '../src/messages.js';
 import type { FinishReason, ModelResponse } from '../src/model/language-model.js';
 import { responseText, responseToolCalls } from '../src/model/language-model.js';
@@ -107,6 +107,7 @@ export interface ChainFailure {
     | 'TIMEOUT'
     | 'CHAIN_ERROR'
     | 'MODEL_ERROR'
+    | 'CONFIG_ERROR'
     | 'ABORTED';
   readonly message: string;
   /** The original error of a failed model call or validation, kept for the runtime. */
@@ -341,6 +342,10 @@ export const chainMachine = setup({
       hasTokenBudget(context.usage.totalTokens, context.config.maxTokens),
     // The answer of the final call early stopping made: it is never corrected, so it never loops.
     isFinalAnswer: ({ context }) => context.limitReached !== undefined,
+    // The call could not be made as configured (a remote tool named like a local one): the
+    // run fails with the configuration's error, not the provider's.
+    isConfigurationError: ({ event }) =>
+      event.type === 'callModel.error' && ConfigError.isInstance(event.error),
     hasAnswerText: ({ event }) =>
       event.type === 'callModel.done' && responseText(event.output).trim() !== '',
   },
@@ -677,13 +682,23 @@ export const chainMachine = setup({
           },
           { target: 'validating', actions: ['recordResponse', 'recordStep'] },
         ],
-        'callModel.error': {
-          target: 'failed',
-          actions: {
-            type: 'failOnError',
-            params: ({ event }) => ({ code: 'MODEL_ERROR', error: event.error }),
+        'callModel.error': [
+          {
+            guard: 'isConfigurationError',
+            target: 'failed',
+            actions: {
+              type: 'failOnError',
+              params: ({ event }) => ({ code: 'CONFIG_ERROR', error: event.error }),
+            },
           },
-        },
+          {
+            target: 'failed',
+            actions: {
+              type: 'failOnError',
+              params: ({ event }) => ({ code: 'MODEL_ERROR', error: event.error }),
+            },
+          },
+        ],
       },
     },
     doing: {
@@ -826,13 +841,23 @@ export const chainMachine = setup({
             ],
           },
         ],
-        'callModel.error': {
-          target: 'failed',
-          actions: {
-            type: 'failOnError',
-            params: ({ event }) => ({ code: 'MODEL_ERROR', error: event.error }),
+        'callModel.error': [
+          {
+            guard: 'isConfigurationError',
+            target: 'failed',
+            actions: {
+              type: 'failOnError',
+              params: ({ event }) => ({ code: 'CONFIG_ERROR', error: event.error }),
+            },
           },
-        },
+          {
+            target: 'failed',
+            actions: {
+              type: 'failOnError',
+              params: ({ event }) => ({ code: 'MODEL_ERROR', error: event.error }),
+            },
+          },
+        ],
       },
     },
     succeeded: { type: 'final' },

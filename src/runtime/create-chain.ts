@@ -60,6 +60,7 @@ import {
   structuredOutput,
 } from '../structured/output-schema.js';
 import type { RemoteToolExecutor } from '../tools/remote-executor.js';
+import { ToolCollisionError } from '../tools/tool-collision.js';
 import type { Usage } from '../usage.js';
 import { type ChainOptions, chainConfig } from './chain-options.js';
 import { EventQueue } from './event-queue.js';
@@ -624,5 +625,20 @@ function chainErrorOf(
       return modelCallError(failure.message, failure.cause, options);
     case 'CHAIN_ERROR':
       return new ChainError(failure.message, options);
+    case 'CONFIG_ERROR':
+      return configErrorOf(failure.cause, failure.message, options);
   }
+}
+
+/** The configuration error a run failed with, again, now carrying the partial run. */
+function configErrorOf(
+  cause: unknown,
+  message: string,
+  options: { partial: ChainPartialResult; cause?: unknown },
+): StatecraftError {
+  if (ToolCollisionError.isInstance(cause)) {
+    return new ToolCollisionError(cause.executor, cause.toolNames, options);
+  }
+  const option = ConfigError.isInstance(cause) ? cause.option : 'options';
+  return Object.assign(new ConfigError(option, message, options), { message });
 }

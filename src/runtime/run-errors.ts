@@ -4,7 +4,6 @@ import {
   type StatecraftError,
   type StatecraftErrorOptions,
 } from '../errors.js';
-import { ToolCollisionError } from '../tools/tool-collision.js';
 
 /**
  * The error of a failed model call: an abort stays an AbortError, a ModelError keeps its
@@ -22,11 +21,6 @@ export function modelCallError(
       retryable: cause.retryable,
       ...(cause.status !== undefined && { status: cause.status }),
     });
-  }
-  // A refused remote/local name collision is found while tools are listed for a model call:
-  // it is configuration, not the provider.
-  if (ToolCollisionError.isInstance(cause)) {
-    return new ToolCollisionError(cause.executor, cause.toolNames, options);
   }
   return new ModelError(message, options);
 }

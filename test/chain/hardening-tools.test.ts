@@ -18,7 +18,7 @@ import {
 import { ScriptedModel } from 'statecraft/testing';
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { messagesOf, partialOf, rejectionOf, systemNotes, toolMessages } from './helpers.js';
+import { drain, messagesOf, partialOf, rejectionOf, systemNotes, toolMessages } from './helpers.js';
 
 /** An object that holds itself: JSON.stringify throws on it. */
 function circular(): Record<string, unknown> {
@@ -523,6 +523,22 @@ describe('remote tools named like local ones (issue 13, C10)', () => {
     expect(execute).not.toHaveBeenCalled();
     expect(localExecute).not.toHaveBeenCalled();
     expect(partialOf(error).transcript.map((m) => m.role)).toEqual(['user']);
+    // The machine's own record says configuration, not the provider (guard isConfigurationError).
+    const { output } = partialOf(error);
+    expect(output.status === 'failed' && output.failure.code).toBe('CONFIG_ERROR');
+  });
+
+  it('a collision ends a stream with a CONFIG_ERROR final event, then the ToolCollisionError', async () => {
+    const { tool } = localAdd();
+    const { remote } = remoteWith(remoteResult('remote sum'));
+    const model = new ScriptedModel([{ text: 'unused' }]);
+    const { events, error } = await drain(
+      createChain({ model, tools: [tool], remote }).stream('go'),
+    );
+    expect((error as ConfigError).code).toBe('TOOL_COLLISION');
+    const final = events.at(-1);
+    if (final?.type !== 'final') throw new Error('no final event');
+    expect(final.output.status === 'failed' && final.output.failure.code).toBe('CONFIG_ERROR');
   });
 
   it('a remote tool named like a local returnDirect tool is refused too', async () => {

@@ -14,6 +14,7 @@ import {
   pathInput,
   TOOL_CALL_TOKENS,
 } from '../../src/cli/walks/chain-configs.js';
+import { ConfigError } from '../../src/errors.js';
 import type { ModelResponse } from '../../src/model/language-model.js';
 import type { Usage } from '../../src/usage.js';
 import {
@@ -124,6 +125,10 @@ export const EVENTS = {
   answer: { type: 'callModel.done', output: ANSWER_RESPONSE },
   huge: { type: 'callModel.done', output: HUGE_RESPONSE },
   modelError: { type: 'callModel.error', error: new Error('model unavailable') },
+  configError: {
+    type: 'callModel.error',
+    error: new ConfigError('remote', 'lists a local tool name'),
+  },
   toolsDone: { type: 'executeTools.done', output: TOOLS_OUTPUT },
   toolsFailed: { type: 'executeTools.done', output: TOOLS_FAILED_OUTPUT },
   toolsError: { type: 'executeTools.error', error: new Error('tool host crashed') },
@@ -169,10 +174,18 @@ export function chainEvents(snapshot: ChainSnapshot): ChainPathEvent[] {
       EVENTS.answer,
       EVENTS.huge,
       EVENTS.modelError,
+      EVENTS.configError,
     ],
     doing: [EVENTS.toolsDone, ...(direct ? [EVENTS.toolsFailed] : []), EVENTS.toolsError],
     validating: [EVENTS.valid, EVENTS.invalid, EVENTS.validationError],
-    concluding: [EVENTS.answer, EVENTS.toolCall, EVENTS.callsOnly, EVENTS.huge, EVENTS.modelError],
+    concluding: [
+      EVENTS.answer,
+      EVENTS.toolCall,
+      EVENTS.callsOnly,
+      EVENTS.huge,
+      EVENTS.modelError,
+      EVENTS.configError,
+    ],
   };
   const timer = config.maxExecutionTime === undefined ? [] : [EVENTS.timeLimit];
   return [...(answers[String(snapshot.value)] ?? []), ...timer, EVENTS.abort];

@@ -65,12 +65,12 @@ describe(`chain machine: ${walks.map((w) => `${w.name} ${w.paths.length}`).join(
     );
     // [simple paths, final paths, vertices, edges]
     expect(counts).toEqual({
-      base: [31, 24, 31, 30],
-      timeLimit: [38, 31, 38, 37],
-      force: [38, 31, 38, 37],
-      generate: [158, 126, 155, 182],
-      returnDirect: [73, 58, 73, 72],
-      exactBudget: [94, 76, 92, 104],
+      base: [34, 27, 34, 33],
+      timeLimit: [41, 34, 41, 40],
+      force: [41, 34, 41, 40],
+      generate: [171, 139, 168, 195],
+      returnDirect: [79, 64, 79, 78],
+      exactBudget: [101, 83, 99, 111],
     });
     // Every simple path that does not end in a final state is a prefix of one that does.
     const eventsOf = (path: ChainPath) => path.steps.map((step) => eventName(step.event));
@@ -135,11 +135,12 @@ describe(`chain machine: ${walks.map((w) => `${w.name} ${w.paths.length}`).join(
       const visited = new Set(walks.flatMap((w) => [...visitedStateNodes(w.graph)]));
       expect([...visited].sort()).toEqual([...STATE_NODES].sort());
       expect(visitedStateNodes(base.graph).has('stopping')).toBe(true);
-      // Failure codes reached under these limits: all six.
+      // Failure codes reached under these limits: all seven.
       const codes = new Set(allFinalPaths.map(({ path }) => path.state.context.failure?.code));
       expect([...codes].sort()).toEqual([
         'ABORTED',
         'CHAIN_ERROR',
+        'CONFIG_ERROR',
         'MODEL_ERROR',
         'PROTOCOL_ERROR',
         'TIMEOUT',

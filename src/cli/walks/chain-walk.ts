@@ -5,6 +5,7 @@ import {
   chainMachine,
   type ExecuteToolsOutput,
 } from '../../../machines/chain.js';
+import { ConfigError } from '../../errors.js';
 import type { ModelResponse } from '../../model/language-model.js';
 import type { PathsSpec } from '../machine-of.js';
 import { PATH_CONFIG, PATH_CONFIGS, pathInput } from './chain-configs.js';
@@ -70,6 +71,10 @@ const EVENTS = {
   answer: { type: 'callModel.done', output: response([{ type: 'text', text: 'Paris.' }], 10) },
   huge: { type: 'callModel.done', output: response([{ type: 'text', text: 'Paris…' }], 1000) },
   modelError: { type: 'callModel.error', error: new Error('model unavailable') },
+  configError: {
+    type: 'callModel.error',
+    error: new ConfigError('remote', 'lists a local tool name'),
+  },
   toolsDone: { type: 'executeTools.done', output: tools(true) },
   toolsFailed: { type: 'executeTools.done', output: tools(false) },
   toolsError: { type: 'executeTools.error', error: new Error('tool host crashed') },
@@ -92,6 +97,7 @@ function chainEvents(snapshot: ChainSnapshot): ChainEvent[] {
       EVENTS.answer,
       EVENTS.huge,
       EVENTS.modelError,
+      EVENTS.configError,
       EVENTS.abort,
     ],
     doing: [
@@ -101,7 +107,13 @@ function chainEvents(snapshot: ChainSnapshot): ChainEvent[] {
       EVENTS.abort,
     ],
     validating: [EVENTS.valid, EVENTS.invalid, EVENTS.validationError],
-    concluding: [EVENTS.answer, EVENTS.callsOnly, EVENTS.huge, EVENTS.modelError],
+    concluding: [
+      EVENTS.answer,
+      EVENTS.callsOnly,
+      EVENTS.huge,
+      EVENTS.modelError,
+      EVENTS.configError,
+    ],
   };
   return [...(answers[String(snapshot.value)] ?? [])];
 }
