@@ -20,8 +20,8 @@ export class IdleWatch {
   readonly #provider: string;
   readonly #ms: number;
   readonly #controller: AbortController;
-  readonly #idle: Promise<never>;
-  #reject: (error: ModelError) => void = () => {};
+  /** The races now waiting: each rejects when the watch fires. */
+  readonly #waiting = new Set<(error: ModelError) => void>();
   #timer: ReturnType<typeof setTimeout> | undefined;
   #error: ModelError | undefined;
 
@@ -29,11 +29,6 @@ export class IdleWatch {
     this.#provider = provider;
     this.#ms = ms;
     this.#controller = controller;
-    this.#idle = new Promise<never>((_, reject) => {
-      this.#reject = reject;
-    });
-    // Raced, never awaited alone: a watch that fires with nobody racing is not an error.
-    this.#idle.catch(() => {});
   }
 
   /** The idle error once the watch has fired, else undefined. */
@@ -60,10 +55,15 @@ export class IdleWatch {
       work.catch(() => {});
       return Promise.reject(this.#error);
     }
-    return Promise.race([work, this.#idle]).catch((error: unknown) => {
-      // The losing work may still reject later (its request was aborted): nobody listens.
-      if (error === this.#error) work.catch(() => {});
-      throw error;
+    // One waiter per race, dropped when the work settles: a race against one long-lived
+    // promise would keep every event a long stream read alive until the call ended.
+    return new Promise<T>((resolve, reject) => {
+      const onIdle = (error: ModelError) => {
+        work.catch(() => {}); // aborted with its request: nobody listens any more
+        reject(error);
+      };
+      this.#waiting.add(onIdle);
+      work.then(resolve, reject).finally(() => this.#waiting.delete(onIdle));
     });
   }
 
@@ -75,7 +75,8 @@ export class IdleWatch {
       { retryable: true },
     );
     this.#error = error;
-    this.#reject(error);
+    for (const onIdle of this.#waiting) onIdle(error);
+    this.#waiting.clear();
     this.#controller.abort(error);
   }
 }
