@@ -76,10 +76,17 @@ function plan(context: PlannerContext): ScriptedTurn {
   return { chunks: ['{"nextAction": "response", ', '"executionCommands": []}'] };
 }
 
+/** The first `{ … \n}` block of a note, found by indexOf: linear, unlike a lazy regex (SPEC Q1). */
+function firstBlock(text: string): string {
+  const start = text.indexOf('{');
+  const end = start < 0 ? -1 : text.indexOf('\n}', start + 1);
+  return end < 0 ? '{}' : text.slice(start, end + 2);
+}
+
 /** The scripted final response: it reads the action results the loop injected. */
 function answer(request: ModelRequest): ScriptedTurn {
   const note = request.messages.toArray().find((m) => m.role === 'system');
-  const results = JSON.parse(/\{[\s\S]*?\n\}/.exec(note?.content ?? '')?.[0] ?? '{}');
+  const results = JSON.parse(firstBlock(note?.content ?? ''));
   const files = Object.keys(results).filter((key) => key.startsWith('Lines of '));
   const list = files.map((key) => `${key.slice(9)} (${results[key]} lines) [${key}]`);
   return {

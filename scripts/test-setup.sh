@@ -36,9 +36,10 @@ fi
 
 echo "test-setup: $chromium is missing: installing Debian's chromium (${as:+$as }apt-get install chromium)" >&2
 # `timeout` ends apt-get (or sudo, which hands the signal on) after the given seconds, and kills
-# it 10 s later if it is still there.
-if timeout -k 10 300 $as env DEBIAN_FRONTEND=noninteractive apt-get update -q &&
-  timeout -k 10 900 $as env DEBIAN_FRONTEND=noninteractive \
+# it 10 s later if it is still there. --foreground keeps apt-get in the terminal's process group,
+# so a Ctrl-C of `npm test` reaches it too instead of leaving it holding the dpkg lock.
+if timeout --foreground -k 10 120 $as env DEBIAN_FRONTEND=noninteractive apt-get update -q &&
+  timeout --foreground -k 10 900 $as env DEBIAN_FRONTEND=noninteractive \
     apt-get install -y -q --no-install-recommends chromium; then
   [ -x "$chromium" ] && exit 0
   say " after apt-get installed chromium"

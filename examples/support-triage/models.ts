@@ -58,10 +58,17 @@ interface Charge {
   readonly usd: number;
 }
 
+/** The first `{ … \n}` block of a note, found by indexOf: linear, unlike a lazy regex (SPEC Q1). */
+function firstBlock(text: string): string {
+  const start = text.indexOf('{');
+  const end = start < 0 ? -1 : text.indexOf('\n}', start + 1);
+  return end < 0 ? '{}' : text.slice(start, end + 2);
+}
+
 /** The researcher's findings, citing the action results the loop injected (SPEC T8). */
 function findings(request: ModelRequest): ScriptedTurn {
   const note = request.messages.toArray().find((m) => m.role === 'system')?.content ?? '';
-  const results: Record<string, unknown> = JSON.parse(/\{[\s\S]*?\n\}/.exec(note)?.[0] ?? '{}');
+  const results: Record<string, unknown> = JSON.parse(firstBlock(note));
   const lines: string[] = [];
   for (const [key, value] of Object.entries(results)) {
     if (key.startsWith('Look up order')) {

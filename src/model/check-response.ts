@@ -140,7 +140,6 @@ function invalid(source: string, problem: string): ModelError {
   return new ModelError(`${source} ${problem}`, { retryable: false });
 }
 
-/** A token count as a provider reported it: a finite number >= 0, else `fallback`. */
 /** How a response's checks name the model it came from, e.g. `model 'gpt-4.1' (openai)`. */
 export function modelSource(model: {
   readonly modelId?: unknown;
@@ -149,6 +148,7 @@ export function modelSource(model: {
   return `model '${String(model.modelId)}' (${String(model.provider)})`;
 }
 
+/** A token count as a provider reported it: a finite number >= 0, else `fallback`. */
 export function tokenCount(value: unknown, fallback = 0): number {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : fallback;
 }

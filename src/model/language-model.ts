@@ -62,10 +62,6 @@ export type ContentPart =
   | { readonly type: 'text'; readonly text: string }
   | { readonly type: 'tool-call'; readonly toolCall: ToolCall };
 
-/**
- * Why the model stopped. `unified` is for policy; `raw` is the provider's own word, kept for
- * logs and for the cases the unified set does not distinguish.
- */
 /** Every unified finish reason, for checks of responses and scripts. */
 export const UNIFIED_FINISH_REASONS = [
   'stop',
@@ -76,6 +72,10 @@ export const UNIFIED_FINISH_REASONS = [
   'other',
 ] as const;
 
+/**
+ * Why the model stopped. `unified` is for policy; `raw` is the provider's own word, kept for
+ * logs and for the cases the unified set does not distinguish.
+ */
 export interface FinishReason {
   readonly unified: (typeof UNIFIED_FINISH_REASONS)[number];
   readonly raw: string | undefined;

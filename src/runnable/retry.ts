@@ -1,4 +1,4 @@
-import { ConfigError } from '../errors.js';
+import { ConfigError, InputError } from '../errors.js';
 import type { EveryKeyListed } from '../options/option-keys.js';
 import { OptionProblems } from '../options/option-problems.js';
 import { integerAtLeast } from '../runtime/option-checks.js';
@@ -11,9 +11,9 @@ import {
   throwIfAborted,
 } from './runnable.js';
 
-/** Errors no new attempt can fix: the caller cancelled, or the configuration is wrong. */
+/** Errors no new attempt can fix: the configuration or the input is wrong (cancellation is handled apart). */
 function isWorthRetrying(error: unknown): boolean {
-  return !ConfigError.isInstance(error);
+  return !ConfigError.isInstance(error) && !InputError.isInstance(error);
 }
 
 /** Every option withRetry knows: any other key is refused as a typo (SPEC Q4). */

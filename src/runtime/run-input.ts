@@ -46,10 +46,19 @@ function checkMessage(message: unknown, at: string): void {
   if (message.role !== 'tool' && typeof message.content !== 'string') {
     throw new InputError(`${at}.content must be a string; got ${describe(message.content)}`);
   }
-  if (message.role === 'assistant' && !Array.isArray(message.toolCalls)) {
-    throw new InputError(
-      `${at}.toolCalls must be an array (empty when the message calls no tool; assistantMessage() makes one); got ${describe(message.toolCalls)}`,
-    );
+  if (message.role === 'assistant') {
+    if (!Array.isArray(message.toolCalls)) {
+      throw new InputError(
+        `${at}.toolCalls must be an array (empty when the message calls no tool; assistantMessage() makes one); got ${describe(message.toolCalls)}`,
+      );
+    }
+    for (const [index, call] of message.toolCalls.entries()) {
+      if (!isRecord(call) || typeof call.id !== 'string' || typeof call.name !== 'string') {
+        throw new InputError(
+          `${at}.toolCalls[${index}] must be { id: string, name: string, arguments }; got ${describe(call)}`,
+        );
+      }
+    }
   }
   if (
     message.role === 'tool' &&

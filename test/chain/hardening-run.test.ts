@@ -9,6 +9,7 @@ import {
   InputError,
   type Message,
   ProtocolError,
+  runnable,
   type StandardSchema,
   TimeoutError,
   TokenLimitError,
@@ -146,6 +147,11 @@ describe('input of the wrong shape is named (defect 9)', () => {
       /input\.messages\[0\] is not a message/,
     ],
     [
+      'a tool call that is not one',
+      { messages: [{ role: 'assistant', content: '', toolCalls: [null] }] },
+      /input\.messages\[0\]\.toolCalls\[0\] must be \{ id: string, name: string, arguments \}; got null/,
+    ],
+    [
       'an assistant message without toolCalls',
       { messages: [{ role: 'assistant', content: 'x' }] },
       /input\.messages\[0\]\.toolCalls must be an array/,
@@ -227,5 +233,20 @@ describe('a tool loop given input of the wrong shape names it (defect 9)', () =>
     const loop = createToolLoop({ planner: () => ({ nextAction: 'response' }), respond: false });
     const error = await rejectionOf(InputError, loop.invoke(input as never));
     expect(error.message).toMatch(message);
+  });
+});
+
+describe('withRetry does not retry input of the wrong shape', () => {
+  it('one attempt, the InputError', async () => {
+    let attempts = 0;
+    const chain = createChain({ model: new ScriptedModel([{ text: 'unused' }]) });
+    const counted = runnable({
+      invoke: (input: unknown) => {
+        attempts++;
+        return chain.invoke(input as never);
+      },
+    });
+    await rejectionOf(InputError, counted.withRetry({ maxAttempts: 3 }).invoke(123));
+    expect(attempts).toBe(1);
   });
 });
