@@ -347,12 +347,23 @@ export function openAICompatible(
   // and the rest are checked whole by OpenAIChatModel.
   const problems = new OptionProblems('openAICompatible');
   problems.unknownKeys(options, COMPATIBLE_OPTION_KEYS);
+  // The known keys only, so an unknown one is reported once; the model's own problems join
+  // these in one error (SPEC Q4).
+  const known = Object.fromEntries(
+    Object.entries(options).filter(([key]) =>
+      (COMPATIBLE_OPTION_KEYS as readonly string[]).includes(key),
+    ),
+  ) as OpenAICompatibleOptions;
+  const model = problems.check(
+    () =>
+      new OpenAIChatModel({
+        ...known,
+        baseURL: known.baseURL ?? defaults.baseURL,
+        apiKey: known.apiKey ?? defaults.apiKey,
+        provider: preset,
+        maxTokensField: 'max_tokens',
+      }),
+  );
   problems.throwIfAny();
-  return new OpenAIChatModel({
-    ...options,
-    baseURL: options.baseURL ?? defaults.baseURL,
-    apiKey: options.apiKey ?? defaults.apiKey,
-    provider: preset,
-    maxTokensField: 'max_tokens',
-  });
+  return model as OpenAIChatModel;
 }

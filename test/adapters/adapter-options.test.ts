@@ -62,6 +62,13 @@ describe('other adapter factories', () => {
     expect(error.message).toContain('did you mean `baseURL`?');
   });
 
+  it("openAICompatible reports an unknown key and the model's own bad options in one error", () => {
+    const error = configErrorOf(() =>
+      openAICompatible('ollama', { model: '', basURL: 'x', maxRetries: -1 } as never),
+    );
+    expect(error.problems.map((p) => p.option)).toEqual(['basURL', 'model', 'maxRetries']);
+  });
+
   it("Gemini's retry options are checked key by key", () => {
     const error = configErrorOf(
       () =>
