@@ -18,6 +18,11 @@ import { addUsage, type Usage, ZERO_USAGE } from '../src/usage.js';
 
 /** Everything the machine decides with; fixed for a run. Plain JSON. */
 export interface ToolLoopConfig {
+  /**
+   * `false` turns the loop off (the seed's `tool.loop.enabled`): no planner call, no tool;
+   * the final response is still made. Undefined: on.
+   */
+  readonly enabled?: boolean;
   /** A hard bound on executed rounds (SPEC T2). */
   readonly maxRounds: number;
   /** Milliseconds for the whole loop, final response included; undefined: no limit. */
@@ -69,7 +74,13 @@ export interface ResponseOutcome {
 }
 
 /** Why the loop stopped planning (SPEC T7). */
-export type StopReason = 'response' | 'no-commands' | 'tools-off' | 'max-rounds' | 'plan-only';
+export type StopReason =
+  | 'response'
+  | 'no-commands'
+  | 'tools-off'
+  | 'max-rounds'
+  | 'plan-only'
+  | 'disabled';
 
 export interface PlannedRound {
   readonly roundIndex: number;
@@ -177,6 +188,7 @@ export const toolLoopMachine = setup({
     loopTimeout: ({ context }) => context.config.timeout ?? 0,
   },
   guards: {
+    isLoopDisabled: ({ context }) => context.config.enabled === false,
     hasNoTools: ({ context }) => context.availableTools.length === 0,
     isOverRoundLimit: ({ context }) => context.roundIndex >= context.config.maxRounds,
     isMalformedPlan: (_, params: { outcome: PlanOutcome }) => !isRecord(params.outcome.raw),
@@ -290,13 +302,21 @@ export const toolLoopMachine = setup({
         loopTimeout: { guard: 'hasTimeout', target: 'failed', actions: 'failOnTimeout' },
       },
       states: {
-        // Before every planner call: the stop conditions that need no plan (SPEC T7).
+        // Before every planner call: the stop conditions that need no plan (SPEC T7), and a
+        // loop turned off (`enabled: false`, T4), so it never plans. At the round limit the
+        // seed still calls its planner once and discards the answer; here no call is made,
+        // since nothing it could say would run.
         nextRound: {
           always: [
             {
               guard: 'hasNoTools',
               target: 'converging',
               actions: { type: 'stopWith', params: { reason: 'tools-off' } },
+            },
+            {
+              guard: 'isLoopDisabled',
+              target: 'converging',
+              actions: { type: 'stopWith', params: { reason: 'disabled' } },
             },
             {
               guard: 'isOverRoundLimit',

@@ -42,7 +42,15 @@ export interface ToolLoopOptions {
   /** Replaces the default model planner. */
   readonly planner?: Planner;
   readonly tools?: readonly AnyTool[];
-  /** A hard bound on executed rounds; an integer >= 0 (default 5). */
+  /**
+   * `false` turns the loop off: the planner is never called and no tool runs; the final
+   * response is still made, without action results (default true).
+   */
+  readonly enabled?: boolean;
+  /**
+   * A hard bound on executed rounds; an integer >= 0 (default 5). Once it is reached the
+   * planner is not asked again: the loop goes to the final response.
+   */
   readonly maxRounds?: number;
   /** At most this many commands of a round run at once; an integer > 0 (default: all). */
   readonly concurrency?: number;
@@ -68,6 +76,7 @@ export const TOOL_LOOP_OPTION_KEYS = [
   'name',
   'planner',
   'tools',
+  'enabled',
   'maxRounds',
   'concurrency',
   'timeout',
@@ -100,6 +109,9 @@ export function toolLoopConfig(
   if (options.model === undefined && options.planner === undefined && tools.length > 0) {
     problems.add('model', 'is required unless a `planner` function is given');
   }
+  if (options.enabled !== undefined && typeof options.enabled !== 'boolean') {
+    problems.add('enabled', `must be a boolean; got ${String(options.enabled)}`);
+  }
   const maxRounds = problems.check(() => integerAtLeast('maxRounds', options.maxRounds, 0, 5));
   problems.check(() => optionalPositive('concurrency', options.concurrency, true));
   const timeout = problems.check(() => optionalDelay('timeout', options.timeout));
@@ -129,6 +141,7 @@ export function toolLoopConfig(
   // Before anything is derived: a failed check left its value undefined.
   problems.throwIfAny();
   return {
+    ...(options.enabled === false && { enabled: false }),
     // Defined: their checks passed, or throwIfAny would have thrown.
     maxRounds: maxRounds as number,
     ...(timeout !== undefined && { timeout }),

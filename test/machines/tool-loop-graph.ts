@@ -40,7 +40,12 @@ import {
   visitedStateNodes,
 } from './graph-kit.js';
 
-export { PATH_CONFIG, pathInput, RECORD } from '../../src/cli/walks/tool-loop-configs.js';
+export {
+  PATH_CONFIG,
+  pathInput,
+  RECORD,
+  RESPONSE,
+} from '../../src/cli/walks/tool-loop-configs.js';
 
 // The tool-loop machine as a graph (SPEC D2, D3), shared by tool-loop.paths.test.ts. The
 // machine invokes `plan`, `execute` and `respond`; traversal never runs them, it applies

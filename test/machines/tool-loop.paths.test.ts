@@ -12,6 +12,7 @@ import {
   pathName,
   REACHABILITY_CHECKS,
   RECORD,
+  RESPONSE,
   replayPath,
   STATE_NODES,
   simplePaths,
@@ -28,6 +29,7 @@ const graph = loopGraph();
 // Transitions no path under PATH_CONFIG takes, and why. Anything else untaken fails.
 const UNTAKEN: Record<string, string> = {
   'nextRound always#0 [hasNoTools] → converging': 'a loop without tools: its own test below',
+  'nextRound always#1 [isLoopDisabled] → converging': 'enabled: false: its own test below',
   'converging always#1 → done': 'a loop without a final response: its own test below',
   'planned always#0 [isPlanOnly] → done': 'planOnly(): its own test below',
 };
@@ -134,7 +136,7 @@ describe(`tool-loop machine: ${paths.length} simple paths (${finalPaths.length} 
         [
           { ...PATH_CONFIG, maxRounds: 0 },
           'max-rounds',
-          'nextRound always#1 [isOverRoundLimit] → converging',
+          'nextRound always#2 [isOverRoundLimit] → converging',
         ],
         [PATH_CONFIG, 'tools-off', 'nextRound always#0 [hasNoTools] → converging'],
       ] as const;
@@ -146,6 +148,34 @@ describe(`tool-loop machine: ${paths.length} simple paths (${finalPaths.length} 
         expect(paths.some((p) => p.steps.some((s) => s.event.type.includes('plan')))).toBe(false);
         const { transitions } = await replayPath(done, toolLoopMachine, config, input);
         expect(transitions.has(transition)).toBe(true);
+      }
+    });
+
+    it('with enabled: false, never plans nor executes, and still responds', async () => {
+      const config = { ...PATH_CONFIG, enabled: false };
+      const paths = simplePaths(toolLoopMachine, config);
+      expect(paths.some((p) => p.steps.some((s) => s.event.type.includes('plan')))).toBe(false);
+      expect(paths.some((p) => p.state.matches({ running: 'planning' }))).toBe(false);
+      const done = paths.find((p) => pathName(p) === 'responded ⇒ done') as LoopPath;
+      expect(done.state.output).toMatchObject({
+        status: 'done',
+        stopReason: 'disabled',
+        rounds: 0,
+        response: RESPONSE,
+      });
+      const { transitions } = await replayPath(done, toolLoopMachine, config);
+      expect(transitions.has('nextRound always#1 [isLoopDisabled] → converging')).toBe(true);
+      // Checked after the tools and before the round limit: both reasons are true then, and
+      // either way the planner is never called.
+      for (const [input, reason] of [
+        [{ availableTools: [] }, 'tools-off'],
+        [{}, 'disabled'],
+      ] as const) {
+        const limit = { ...config, maxRounds: 0 };
+        const path = simplePaths(toolLoopMachine, limit, input).find(
+          (p) => pathName(p) === 'responded ⇒ done',
+        );
+        expect(path?.state.context.stopReason, JSON.stringify(input)).toBe(reason);
       }
     });
 

@@ -108,6 +108,23 @@ describe('instant and respond', () => {
     ).not.toThrow();
   });
 
+  it.each([['no'], [0], [null]])('rejects enabled = %j, naming it', (value) => {
+    const error = errorForOption('enabled', value);
+    expect(error.option).toBe('enabled');
+    expect(error.message).toContain('`enabled`: must be a boolean');
+    expect(error.message).toContain(`got ${String(value)}`);
+  });
+
+  it.each([[true], [false]])('accepts enabled = %j', (value) => {
+    expect(() =>
+      createToolLoop({ model: unusedModel(), tools: [lookup], enabled: value }),
+    ).not.toThrow();
+  });
+
+  it('refuses a misspelled enabled, naming it', () => {
+    expect(errorForOption('enable', false).message).toContain('did you mean `enabled`?');
+  });
+
   it.each([
     ['a number', 42],
     ['a string', 'yes'],
@@ -319,6 +336,7 @@ describe('the options object as a whole (SPEC Q4)', () => {
       name: 'everything',
       planner: () => ({ nextAction: 'response' }),
       tools: [lookup],
+      enabled: true,
       maxRounds: 2,
       concurrency: 2,
       timeout: 60_000,

@@ -101,8 +101,32 @@ describe('normalizePlan: which key holds the commands', () => {
       execute(SEARCH),
     ],
     [
-      'a list (even empty) wins over a single toolCommand',
+      'an empty list yields no command: the single toolCommand beside it is used',
       { nextAction: 'execute', toolCommands: [], toolCommand: search },
+      execute(SEARCH),
+    ],
+    [
+      'a list whose every command is dropped: the single tool_command is used',
+      {
+        nextAction: 'execute',
+        executionCommands: [{ purpose: 'nameless' }, 42, { toolName: '  ' }],
+        tool_command: search,
+      },
+      execute(SEARCH),
+    ],
+    [
+      'the single toolCommand fallback also infers nextAction: execute',
+      { executionCommands: [], toolCommand: search },
+      execute(SEARCH),
+    ],
+    [
+      'a list with a valid command wins over a single toolCommand',
+      { nextAction: 'execute', toolCommands: [fetchPage], toolCommand: search },
+      execute(FETCH),
+    ],
+    [
+      'an empty list and an invalid single toolCommand: nothing to execute',
+      { nextAction: 'execute', toolCommands: [], toolCommand: { toolName: ' ' } },
       EXECUTE_NOTHING,
     ],
     [
@@ -228,9 +252,84 @@ describe('normalizePlan: each command', () => {
       execute(command('search')),
     ],
     [
+      "an empty todoSuggestion ('') falls back to next",
+      {
+        nextAction: 'execute',
+        executionCommands: [{ toolName: 'search', todoSuggestion: '', next: 'then read' }],
+      },
+      execute(command('search', { todoSuggestion: 'then read' })),
+    ],
+    [
+      'a whitespace todoSuggestion falls back to next',
+      {
+        nextAction: 'execute',
+        executionCommands: [{ toolName: 'search', todo_suggestion: ' \n ', next: 'then read' }],
+      },
+      execute(command('search', { todoSuggestion: 'then read' })),
+    ],
+    [
+      'a todoSuggestion that is not a string falls back to next',
+      {
+        nextAction: 'execute',
+        executionCommands: [{ toolName: 'search', todoSuggestion: 7, next: 'then read' }],
+      },
+      execute(command('search', { todoSuggestion: 'then read' })),
+    ],
+    [
       "a next that is not a string is ''",
       { nextAction: 'execute', executionCommands: [{ toolName: 'search', next: { a: 1 } }] },
       execute(command('search')),
+    ],
+  ]);
+});
+
+describe("normalizePlan: the decision's todo is every command's fallback", () => {
+  table([
+    [
+      "the decision's todoSuggestion fills every command without one",
+      {
+        nextAction: 'execute',
+        todoSuggestion: 'compare them',
+        executionCommands: [search, { ...fetchPage, todoSuggestion: 'quote it' }],
+      },
+      execute(
+        { ...SEARCH, todoSuggestion: 'compare them' },
+        { ...FETCH, todoSuggestion: 'quote it' },
+      ),
+    ],
+    [
+      "snake_case todo_suggestion at the decision's level",
+      { nextAction: 'execute', todo_suggestion: 'compare them', executionCommands: [search] },
+      execute({ ...SEARCH, todoSuggestion: 'compare them' }),
+    ],
+    [
+      "without a decision todoSuggestion, the decision's next",
+      { nextAction: 'execute', next: 'answer', executionCommands: [search] },
+      execute({ ...SEARCH, todoSuggestion: 'answer' }),
+    ],
+    [
+      "the decision's todoSuggestion wins over the decision's next",
+      { nextAction: 'execute', todoSuggestion: 'a', next: 'b', executionCommands: [search] },
+      execute({ ...SEARCH, todoSuggestion: 'a' }),
+    ],
+    [
+      "a blank decision todoSuggestion falls back to the decision's next",
+      { nextAction: 'execute', todoSuggestion: '  ', next: 'b', executionCommands: [search] },
+      execute({ ...SEARCH, todoSuggestion: 'b' }),
+    ],
+    [
+      "a command's own next wins over the decision's todoSuggestion",
+      {
+        nextAction: 'execute',
+        todoSuggestion: 'decision',
+        executionCommands: [{ ...search, todoSuggestion: '', next: 'own' }],
+      },
+      execute({ ...SEARCH, todoSuggestion: 'own' }),
+    ],
+    [
+      'fills the single toolCommand too',
+      { nextAction: 'execute', todoSuggestion: 'compare', toolCommand: search },
+      execute({ ...SEARCH, todoSuggestion: 'compare' }),
     ],
   ]);
 });
@@ -291,19 +390,24 @@ describe('normalizePlan: nextAction', () => {
 describe('normalizePlan: clearing the commands', () => {
   table([
     [
-      'useTool: false clears the commands (the action stays)',
+      'useTool: false clears the commands and makes the action response',
       { nextAction: 'execute', useTool: false, executionCommands: [search] },
-      EXECUTE_NOTHING,
+      RESPOND,
     ],
     [
-      'snake_case use_tool: false clears the commands',
+      'snake_case use_tool: false clears the commands and makes the action response',
       { nextAction: 'execute', use_tool: false, executionCommands: [search] },
-      EXECUTE_NOTHING,
+      RESPOND,
     ],
     [
-      'useTool: false with an inferred action: execute, no commands',
+      'useTool: false with an action that would be inferred as execute: response',
       { useTool: false, executionCommands: [search] },
-      EXECUTE_NOTHING,
+      RESPOND,
+    ],
+    [
+      'useTool: false with an explicit execute and no commands: response',
+      { nextAction: 'execute', useTool: false },
+      RESPOND,
     ],
     [
       'useTool: true keeps the commands',

@@ -233,15 +233,16 @@ describe('the other stop conditions (T7)', () => {
     expect(result.plans[0]?.plan).toEqual({ nextAction: 'execute', executionCommands: [] });
   });
 
-  it('stops when the plan says useTool: false, even with commands', async () => {
+  it('stops with response when the plan says useTool: false, even with commands', async () => {
     const { tool, execute } = searchTool();
     const { planner } = scriptedPlanner([{ ...searchPlan('x'), useTool: false }]);
     const result = await createToolLoop({ planner, tools: [tool] }).invoke('go');
     expect(execute).not.toHaveBeenCalled();
     expect(result.rounds).toBe(0);
     expect(result.toolLogs).toEqual([]);
-    expect(result.plans[0]?.plan.executionCommands).toEqual([]);
-    expect(result.stopReason).toBe('no-commands');
+    // The recorded plan says what the loop did with it: respond, not execute nothing.
+    expect(result.plans[0]?.plan).toEqual({ nextAction: 'response', executionCommands: [] });
+    expect(result.stopReason).toBe('response');
   });
 
   it('stops with response when the plan responds, ignoring its commands', async () => {

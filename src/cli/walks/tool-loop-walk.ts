@@ -8,9 +8,10 @@ import type { PathsSpec } from '../machine-of.js';
 import { PATH_CONFIG, PLANS, pathInput, RECORD, RESPONSE } from './tool-loop-configs.js';
 
 // How `statecraft paths` walks the tool-loop machine given the bare machine (or a ToolLoop):
-// two rounds, one retry of a malformed plan, a timeout and a final response. The planner and
-// the responder are invoked actors, answered through `actors`; the executor reports by
-// events. The project's own suite is test/machines/tool-loop.paths.test.ts.
+// two rounds, one retry of a malformed plan, a timeout and a final response; then the
+// configurations that take the other transitions (no response, planOnly, no tools, off).
+// The planner and the responder are invoked actors, answered through `actors`; the executor
+// reports by events. The project's own suite is test/machines/tool-loop.paths.test.ts.
 
 type ToolLoopSnapshot = ReturnType<typeof toolLoopMachine.getInitialSnapshot>;
 
@@ -53,5 +54,6 @@ export function toolLoopWalks(machine: typeof toolLoopMachine = toolLoopMachine)
     walk('no final response', { ...PATH_CONFIG, respond: false }),
     walk('planOnly', { ...PATH_CONFIG, planOnly: true }),
     walk('no tools', PATH_CONFIG, false),
+    walk('disabled (enabled: false)', { ...PATH_CONFIG, enabled: false }),
   ];
 }
