@@ -60,6 +60,7 @@ export {
   convertToLlmRequest,
   NATIVE_TOOL_CALLING_PRINCIPLE,
   type PromptContract,
+  type PromptTool,
 } from './compile/convert-to-llm-request.js';
 export { type Experience, renderExperiences, type SelfRefSnapshot } from './compile/experiences.js';
 export {

@@ -16,6 +16,8 @@ export interface SystemPromptSources {
  * and the experiences block) > the explicit `systemPrompt` (even "") > the transcript's
  * leading system message > `baseInstruction`. `undefined` or "" means: send none.
  * A snapshot without a base prompt of its own builds on what the lower priorities give.
+ * convertToLlmRequest passes the snapshot it was given, or the one it read back from
+ * experiences rendered in the transcript's system message (which therefore wins too).
  */
 export function resolveSystemPrompt(
   transcript: Transcript,

@@ -1,6 +1,6 @@
 import type { ChainConfig, ChainWarning } from '../../machines/chain.js';
 import type { EarlyStopping } from '../../machines/early-stopping.js';
-import type { PromptContract } from '../compile/convert-to-llm-request.js';
+import type { PromptContract, PromptTool } from '../compile/convert-to-llm-request.js';
 import { ConfigError } from '../errors.js';
 import type { JsonSchema, LanguageModel, ResponseFormat } from '../model/language-model.js';
 import { checkResponseFormat, checkSamplingSettings } from '../options/model-request-options.js';
@@ -278,15 +278,7 @@ export function chainConfig(
     ...(options.mustPrinciples !== undefined && {
       mustPrinciples: Object.freeze([...options.mustPrinciples]),
     }),
-    tools: Object.freeze(
-      tools.map((t) =>
-        Object.freeze(
-          t.bestPractices
-            ? { name: t.name, bestPractices: Object.freeze([...t.bestPractices]) }
-            : { name: t.name },
-        ),
-      ),
-    ),
+    tools: Object.freeze(tools.map(promptTool)),
   });
   return {
     // Defined: their checks passed, or throwIfAny would have thrown.
@@ -311,4 +303,18 @@ export function chainConfig(
     ...(options.resultCacheKey !== undefined && { resultCacheKey: options.resultCacheKey }),
     contract,
   };
+}
+
+/**
+ * A tool's entry in the frozen contract: its name, its description (the `<use>` line of the
+ * best-practices block) and a copy of its best practices. The description comes from the
+ * tool, or from its spec for a tool object built without defineTool.
+ */
+function promptTool(tool: AnyTool): PromptTool {
+  const description = tool.description || tool.spec?.description;
+  return Object.freeze({
+    name: tool.name,
+    ...(description && { description }),
+    ...(tool.bestPractices && { bestPractices: Object.freeze([...tool.bestPractices]) }),
+  });
 }

@@ -1,6 +1,8 @@
 import {
   compileTurn,
   convertToLlmRequest,
+  createChain,
+  defineTool,
   type Message,
   NATIVE_TOOL_CALLING_PRINCIPLE,
   type PromptContract,
@@ -9,7 +11,9 @@ import {
   Transcript,
   userMessage,
 } from 'statecraft';
+import { ScriptedModel } from 'statecraft/testing';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 
 const reduced = (messages: Message[], snapshot?: SelfRefSnapshot) => ({
   transcript: Transcript.from(messages),
@@ -198,5 +202,87 @@ describe('convertToLlmRequest: tool blocks', () => {
     const system = turn.messages.first as { content: string };
     expect(system.content.match(/<experiences>/g)).toHaveLength(1);
     expect(system.content.match(/<tool_best_practices>/g)).toHaveLength(1);
+  });
+});
+
+describe('convertToLlmRequest: tool descriptions and deduplicated best practices', () => {
+  const contentOf = (message: Message | undefined) => (message as { content: string }).content;
+
+  it("renders each tool's description as its <use> line above its practices", () => {
+    const { messages } = convertToLlmRequest(reduced(withoutSystem), {
+      tools: [
+        {
+          name: 'git_commit',
+          description: '  Records staged changes.  ',
+          bestPractices: ['Write the message in the imperative.', 'One concern per commit.'],
+        },
+        { name: 'git_status', bestPractices: ['Run it before committing.'] },
+        { name: 'git_log', description: 'Shows history.' },
+      ],
+      mustPrinciples: [],
+    });
+    expect(contentOf(messages.first)).toBe(
+      [
+        '<tool_best_practices>',
+        '<use tool="git_commit">Records staged changes.</use>',
+        '- git_commit: Write the message in the imperative.',
+        '- git_commit: One concern per commit.',
+        // No description, no <use> line; no practices (git_log), no lines at all.
+        '- git_status: Run it before committing.',
+        '</tool_best_practices>',
+      ].join('\n'),
+    );
+  });
+
+  it('drops repeated practices and ones that only repeat the description, comparing normalized text', () => {
+    const { messages } = convertToLlmRequest(reduced(withoutSystem), {
+      tools: [
+        {
+          name: 'read_file',
+          description: 'Reads a file  from disk.',
+          bestPractices: [
+            'reads A file from\n disk', // the description again: case, spacing, final period
+            '  Prefer absolute paths.  ',
+            'prefer\tabsolute   PATHS', // a repeat of the one before
+            '   ', // empty
+            'Read small files whole.',
+          ],
+        },
+      ],
+      mustPrinciples: [],
+    });
+    expect(contentOf(messages.first)).toBe(
+      [
+        '<tool_best_practices>',
+        '<use tool="read_file">Reads a file  from disk.</use>',
+        '- read_file: Prefer absolute paths.',
+        '- read_file: Read small files whole.',
+        '</tool_best_practices>',
+      ].join('\n'),
+    );
+  });
+
+  it('renders no block for a tool whose only practice repeats its description', () => {
+    const { messages } = convertToLlmRequest(reduced(withoutSystem), {
+      tools: [{ name: 'ping', description: 'Pings a host.', bestPractices: ['PINGS A HOST'] }],
+      mustPrinciples: [],
+    });
+    expect(messages.toArray()).toEqual(withoutSystem);
+  });
+
+  it("createChain's contract carries each tool's description into the block", async () => {
+    const careful = defineTool({
+      name: 'careful',
+      description: 'Needs care.',
+      input: z.object({}),
+      execute: () => 'ok',
+      bestPractices: ['Call it at most once.', 'needs care'],
+    });
+    const model = new ScriptedModel([{ text: 'fine' }]);
+    await createChain({ model, tools: [careful], systemPrompt: 'Be careful.' }).invoke('go');
+    const sent = contentOf(model.requests[0]?.messages.first);
+    expect(sent).toContain(
+      '<use tool="careful">Needs care.</use>\n- careful: Call it at most once.\n</tool_best_practices>',
+    );
   });
 });

@@ -4,11 +4,24 @@
 // could end it. Prints `start <name>` before and `done <name> <ms>` after each case.
 import { geminiMalformedCall } from '../../adapters/models/gemini/response.js';
 import { oneLine } from '../../src/cli/progress.js';
-import { jsonCandidates, stripBlocks } from '../../src/index.js';
+import {
+  convertToLlmRequest,
+  jsonCandidates,
+  stripBlocks,
+  systemMessage,
+  Transcript,
+} from '../../src/index.js';
 
 const MB = 1 << 20;
 const letters = 'a'.repeat(MB);
 const spaces = ' '.repeat(MB);
+// Compiles a turn whose only message is this system prompt, without a snapshot: the
+// experiences in it are read back.
+const readBack = (prompt: string) =>
+  convertToLlmRequest({
+    transcript: Transcript.from([systemMessage(prompt)]),
+    snapshot: undefined,
+  });
 
 export const CASES: Record<string, () => unknown> = {
   'jsonCandidates: unclosed fence': () => [...jsonCandidates(`\`\`\`${letters}`)],
@@ -22,6 +35,15 @@ export const CASES: Record<string, () => unknown> = {
   'stripBlocks: openings that never close': () => stripBlocks('<experiences> '.repeat(MB / 14)),
   'stripBlocks: a closed block after spaces': () =>
     stripBlocks(`${spaces}<must_principles>a</must_principles>${spaces}`),
+  'experience read-back: one line of digits': () =>
+    readBack(`<experiences>\n[${'1'.repeat(MB)}\n</experiences>`),
+  'experience read-back: many short experiences': () =>
+    readBack(`<experiences>\n${'[1] a\n'.repeat(MB / 6)}</experiences>`),
+  'tool best practices: runs of spaces': () =>
+    convertToLlmRequest(
+      { transcript: Transcript.empty, snapshot: undefined },
+      { tools: [{ name: 't', description: `${spaces}x`, bestPractices: [`x${spaces}y`] }] },
+    ),
   'oneLine: a run of spaces': () => oneLine(`${spaces}x`),
   'gemini malformed call name': () =>
     geminiMalformedCall({
