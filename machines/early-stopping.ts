@@ -45,7 +45,9 @@ function limitText(limit: StopLimit): string {
  * transcript whose calls are unanswered when the next assistant turn starts (tool-linkage.ts).
  */
 export function cancelledCalls(calls: readonly ToolCall[], limit: StopLimit): ContextMutation[] {
-  return calls.map((call) => mutate.toolCancelled(call.id, `not run, ${limitText(limit)}`));
+  return calls.map((call) =>
+    mutate.toolCancelled(call.id, call.name, `not run, ${limitText(limit)}`),
+  );
 }
 
 /**
@@ -54,7 +56,9 @@ export function cancelledCalls(calls: readonly ToolCall[], limit: StopLimit): Co
  * for the next run, and providers reject calls without results.
  */
 export function callsLeftByFailure(calls: readonly ToolCall[], why: string): ContextMutation[] {
-  return calls.map((call) => mutate.toolCancelled(call.id, `not run, the run failed: ${why}`));
+  return calls.map((call) =>
+    mutate.toolCancelled(call.id, call.name, `not run, the run failed: ${why}`),
+  );
 }
 
 /** The note before the final call of `earlyStopping: 'generate'`: it gets no tools, so it must answer. */

@@ -81,6 +81,7 @@ export {
 export { stripBlocks } from './compile/prompt-blocks.js';
 export {
   type ReducedTurnContext,
+  type ReduceOptions,
   reduceTurnContext,
   validatedTranscript,
 } from './compile/reduce-turn-context.js';
@@ -90,6 +91,7 @@ export {
   type SystemPromptSources,
 } from './compile/system-prompt.js';
 export { type PendingCalls, pendingToolCalls } from './compile/tool-linkage.js';
+export { assistantRequestText, truncationMarker } from './compile/truncation-marker.js';
 export {
   AbortError,
   ChainError,

@@ -36,8 +36,14 @@ export interface AssistantMessage {
   readonly role: 'assistant';
   readonly content: string;
   readonly toolCalls: readonly ToolCall[];
-  /** Set when the output was cut off (length limit, interrupted stream); its calls were dropped. */
+  /**
+   * Set when the output was cut off (a cancel, an interrupted stream); its calls were dropped.
+   * Providers are sent the text followed by the seed's truncation marker (truncation-marker.ts),
+   * so the model knows it stopped mid-answer; `content` itself stays the partial text.
+   */
   readonly truncated?: boolean;
+  /** Why it was cut off, when that was said: it goes into the marker the model reads. */
+  readonly truncatedReason?: string;
 }
 
 export interface ToolResultMessage extends ToolResult {
@@ -86,13 +92,21 @@ export function userMessage(content: string): UserMessage {
 export function assistantMessage(
   content: string,
   toolCalls: readonly (Omit<ToolCall, 'id'> & { readonly id?: string })[] = [],
-  options: { readonly truncated?: boolean } = {},
+  options: { readonly truncated?: boolean; readonly truncatedReason?: string } = {},
 ): AssistantMessage {
   const calls = Object.freeze(toolCalls.map((call) => Object.freeze(ensureToolCallId(call))));
+  if (!options.truncated) return Object.freeze({ role: 'assistant', content, toolCalls: calls });
+  // A reason without the flag means nothing, so it is kept only on a truncated message.
   return Object.freeze(
-    options.truncated
+    options.truncatedReason === undefined
       ? { role: 'assistant', content, toolCalls: calls, truncated: true }
-      : { role: 'assistant', content, toolCalls: calls },
+      : {
+          role: 'assistant',
+          content,
+          toolCalls: calls,
+          truncated: true,
+          truncatedReason: options.truncatedReason,
+        },
   );
 }
 

@@ -8,7 +8,6 @@ import {
 import type { SelfRefSnapshot } from './experiences.js';
 import type { ContextMutation } from './mutations.js';
 import { reduceTurnContext } from './reduce-turn-context.js';
-import { checkReadyForModel } from './tool-linkage.js';
 
 export interface CompileTurnInput {
   /** The transcript as the previous turn left it (a Transcript, or any messages to start from). */
@@ -26,14 +25,16 @@ export interface CompiledTurn extends CompiledTurnContext {
 
 /**
  * The single entry point from a transcript and its pending mutations to the next provider
- * request (SPEC P4): reduce (stage 1), check that every tool call is answered, then convert
- * (stage 2). Every machine calls this before every model call; nothing else edits the
- * transcript. Cost is proportional to the mutations, not to the transcript's length.
+ * request (SPEC P4): reduce (stage 1), requiring every tool call answered (a model call
+ * cannot start with one open), then convert (stage 2). Every machine calls this before every
+ * model call; nothing else edits the transcript. Cost is proportional to the mutations, not
+ * to the transcript's length.
  */
 export function compileTurn(input: CompileTurnInput): CompiledTurn {
   const mutations = input.mutations ?? [];
-  const reduced = reduceTurnContext(input.transcript, mutations, input.snapshot);
-  checkReadyForModel(reduced.transcript);
+  const reduced = reduceTurnContext(input.transcript, mutations, input.snapshot, {
+    requireAnswered: true,
+  });
   return { ...convertToLlmRequest(reduced, input.contract), mutations };
 }
 

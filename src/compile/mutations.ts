@@ -52,11 +52,14 @@ export interface ContextReplaceMutation {
 
 /**
  * Compacts the transcript into a summary: a leading system message is kept, everything else
- * becomes one user message holding the summary; `remember` items are stored as experiences.
+ * becomes the summary message; `remember` items are stored as experiences. A string summary
+ * becomes a user message `<conversation_summary>…</conversation_summary>`; a message (any
+ * role, as the seed's `summary_message`) is kept as it is, for a summary the model should read
+ * as its own words or as a system note.
  */
 export interface ContextSummaryMutation {
   readonly type: 'contextSummary';
-  readonly summary: string;
+  readonly summary: string | Message;
   readonly remember?: readonly string[];
 }
 
@@ -73,8 +76,10 @@ export interface ExperienceForgetMutation {
 }
 
 /**
- * The model's output was cut off (length limit, interrupted stream): the partial text is kept
- * as an assistant message marked `truncated`, and its incomplete tool calls are dropped.
+ * The model's output was cut off (a cancel, an interrupted stream): the partial text is kept
+ * as an assistant message marked `truncated` (with `truncatedReason`), and its incomplete tool
+ * calls are dropped. Providers are sent the text followed by the seed's marker
+ * `<Truncated due to cancel from user. Reason: …>` (truncation-marker.ts).
  */
 export interface AssistantTruncatedMutation {
   readonly type: 'assistantTruncated';
@@ -82,10 +87,16 @@ export interface AssistantTruncatedMutation {
   readonly reason?: string;
 }
 
-/** A pending tool call that will not run (abort, timeout): answered with a failed result. */
+/**
+ * A tool call that will not run (abort, timeout, a limit): answered with a failed result.
+ * When the call is not in the transcript yet (a runtime that records a step's calls only with
+ * their results, as the seed does), the assistant call itself is added first, so the result
+ * always answers a call. `toolName` is what that call, and the result, are named.
+ */
 export interface ToolCancelledMutation {
   readonly type: 'toolCancelled';
   readonly toolCallId: string;
+  readonly toolName: string;
   readonly reason?: string;
 }
 
@@ -122,7 +133,10 @@ export const mutate = {
   contextReplace(messages: Iterable<Message>): ContextReplaceMutation {
     return { type: 'contextReplace', messages: Array.from(messages) };
   },
-  contextSummary(summary: string, remember: readonly string[] = []): ContextSummaryMutation {
+  contextSummary(
+    summary: string | Message,
+    remember: readonly string[] = [],
+  ): ContextSummaryMutation {
     return remember.length
       ? { type: 'contextSummary', summary, remember }
       : { type: 'contextSummary', summary };
@@ -138,9 +152,9 @@ export const mutate = {
       ? { type: 'assistantTruncated', content }
       : { type: 'assistantTruncated', content, reason };
   },
-  toolCancelled(toolCallId: string, reason?: string): ToolCancelledMutation {
+  toolCancelled(toolCallId: string, toolName: string, reason?: string): ToolCancelledMutation {
     return reason === undefined
-      ? { type: 'toolCancelled', toolCallId }
-      : { type: 'toolCancelled', toolCallId, reason };
+      ? { type: 'toolCancelled', toolCallId, toolName }
+      : { type: 'toolCancelled', toolCallId, toolName, reason };
   },
 } as const;

@@ -1,6 +1,7 @@
 import { TranscriptError } from '../errors.js';
 import {
   assistantMessage,
+  failedToolResult,
   type Message,
   systemMessage,
   toolResultMessage,
@@ -12,13 +13,25 @@ import {
   type ContextMutation,
   type ExperienceMutation,
   isExperienceMutation,
+  type ToolCancelledMutation,
 } from './mutations.js';
-import { checkAppend, pendingToolCalls } from './tool-linkage.js';
+import { checkAppend, checkReadyForModel, indexOfCall, latestCall } from './tool-linkage.js';
 
 /** The transcript after this turn's mutations, with the self-reference snapshot it implies. */
 export interface ReducedTurnContext {
   readonly transcript: Transcript;
   readonly snapshot: SelfRefSnapshot | undefined;
+}
+
+export interface ReduceOptions {
+  /**
+   * Also report calls left unanswered at the end of the mutations, as `compileTurn` does
+   * (a TranscriptError naming the assistant message). Off by default: stage 1 alone is how a
+   * step in progress is read (our machines record the model's calls as soon as it answers,
+   * and their results only when the tools have run; a failed run's transcript is reduced to
+   * find the calls it must close), and such a transcript is open by design.
+   */
+  readonly requireAnswered?: boolean;
 }
 
 /**
@@ -28,13 +41,16 @@ export interface ReducedTurnContext {
  * Experience mutations are batched and flushed before the next mutation of another kind
  * (and at the end), forgets first; the snapshot is refreshed only when a batch or a summary
  * with `remember` items was applied, otherwise the given one is returned as it is.
- * Tool linkage is checked on every append; a violation throws a TranscriptError naming the
- * mutation and the transcript index.
+ * Tool linkage is checked on every append (a result answers a pending call; no assistant turn,
+ * user message or system note while calls are pending); a violation throws a TranscriptError
+ * naming the mutation and the transcript index. Calls still open at the end are reported only
+ * with `requireAnswered` (see ReduceOptions).
  */
 export function reduceTurnContext(
   transcript: Iterable<Message>,
   mutations: readonly ContextMutation[],
   snapshot?: SelfRefSnapshot,
+  options: ReduceOptions = {},
 ): ReducedTurnContext {
   let current = Transcript.from(transcript);
   let currentSnapshot = snapshot;
@@ -72,6 +88,7 @@ export function reduceTurnContext(
     }
   }
   if (batch.length) currentSnapshot = applyExperienceBatch(currentSnapshot, batch, current);
+  if (options.requireAnswered) checkReadyForModel(current);
   return { transcript: current, snapshot: currentSnapshot };
 }
 
@@ -83,40 +100,69 @@ function applyMutation(
     case 'assistantMessage':
       return checkedAppend(transcript, assistantMessage(mutation.content, mutation.toolCalls));
     case 'assistantTruncated':
-      return checkedAppend(transcript, assistantMessage(mutation.content, [], { truncated: true }));
-    case 'toolResult':
-      return checkedAppend(transcript, toolResultMessage(mutation.result));
-    case 'toolCancelled': {
-      const call = pendingToolCalls(transcript).calls.find((c) => c.id === mutation.toolCallId);
-      const name = call?.name ?? 'unknown';
-      const error = `Tool '${name}' was cancelled${mutation.reason ? `: ${mutation.reason}` : ''}.`;
+      // The reason stays on the message; the adapters turn it into the seed's marker.
       return checkedAppend(
         transcript,
-        toolResultMessage({
-          toolCallId: mutation.toolCallId,
-          name,
-          output: null,
-          success: false,
-          error,
+        assistantMessage(mutation.content, [], {
+          truncated: true,
+          ...(mutation.reason !== undefined && { truncatedReason: mutation.reason }),
         }),
       );
-    }
+    case 'toolResult':
+      return checkedAppend(transcript, toolResultMessage(mutation.result));
+    case 'toolCancelled':
+      return appendCancellation(transcript, mutation);
     case 'userMessage':
-      return transcript.append(userMessage(mutation.content));
+      return checkedAppend(transcript, userMessage(mutation.content));
     case 'systemNote':
-      return transcript.append(systemMessage(mutation.content));
+      return checkedAppend(transcript, systemMessage(mutation.content));
     case 'contextReplace':
       return validatedTranscript(mutation.messages);
     case 'contextSummary': {
       const first = transcript.first;
-      const summary = userMessage(
-        `<conversation_summary>\n${mutation.summary}\n</conversation_summary>`,
+      const summary =
+        typeof mutation.summary === 'string'
+          ? userMessage(`<conversation_summary>\n${mutation.summary}\n</conversation_summary>`)
+          : mutation.summary;
+      // Checked like any append: a summary that is a tool result answers nothing.
+      return checkedAppend(
+        first?.role === 'system' ? Transcript.from([first]) : Transcript.empty,
+        summary,
       );
-      return first?.role === 'system'
-        ? Transcript.from([first, summary])
-        : Transcript.from([summary]);
     }
   }
+}
+
+/**
+ * The failed result of a call that will not run. A call the transcript does not hold yet is
+ * added first, as the seed does, so that the result answers a call; one the latest assistant
+ * message made is answered where it is (twice is an error, as for any result).
+ */
+function appendCancellation(transcript: Transcript, mutation: ToolCancelledMutation): Transcript {
+  const made = latestCall(transcript, mutation.toolCallId);
+  const name = made?.name ?? mutation.toolName;
+  if (!made) {
+    // Adding a call an earlier step made would put one id in the transcript twice.
+    const earlier = indexOfCall(transcript, mutation.toolCallId);
+    if (earlier >= 0) {
+      throw new TranscriptError(
+        transcript.length,
+        `transcript[${transcript.length}]: cannot cancel call '${mutation.toolCallId}' (${name}): ` +
+          `transcript[${earlier}] made it, in an earlier step`,
+      );
+    }
+  }
+  const withCall = made
+    ? transcript
+    : checkedAppend(
+        transcript,
+        assistantMessage('', [{ id: mutation.toolCallId, name, arguments: {} }]),
+      );
+  const error = `Tool '${name}' was cancelled${mutation.reason ? `: ${mutation.reason}` : ''}.`;
+  return checkedAppend(
+    withCall,
+    toolResultMessage(failedToolResult({ id: mutation.toolCallId, name }, error)),
+  );
 }
 
 function checkedAppend(transcript: Transcript, message: Message): Transcript {

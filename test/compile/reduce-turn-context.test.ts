@@ -40,7 +40,7 @@ describe('reduceTurnContext: applying mutations', () => {
     const { transcript } = reduceTurnContext(input, [
       mutate.assistantMessage('Looking.', [call('c1'), call('c2')]),
       ok('c1'),
-      mutate.toolCancelled('c2', 'timed out after 5 s'),
+      mutate.toolCancelled('c2', 'lookup', 'timed out after 5 s'),
       mutate.assistantTruncated('Half an ans', 'length'),
       mutate.userMessage('Go on.'),
     ]);
@@ -58,7 +58,13 @@ describe('reduceTurnContext: applying mutations', () => {
         success: false,
         error: "Tool 'lookup' was cancelled: timed out after 5 s.",
       },
-      { role: 'assistant', content: 'Half an ans', toolCalls: [], truncated: true },
+      {
+        role: 'assistant',
+        content: 'Half an ans',
+        toolCalls: [],
+        truncated: true,
+        truncatedReason: 'length',
+      },
       { role: 'user', content: 'Go on.' },
     ]);
   });
@@ -191,7 +197,7 @@ describe('reduceTurnContext: tool linkage', () => {
     expect(error.message).toContain("tool call id 'same' is used twice");
   });
 
-  it('accepts results in any order, and system notes between call and results', () => {
+  it('accepts results in any order, and system notes after all of them', () => {
     const { transcript } = reduceTurnContext(
       [],
       [
@@ -202,17 +208,21 @@ describe('reduceTurnContext: tool linkage', () => {
       ],
     );
     expect(transcript.length).toBe(4);
-    const withNote = [
-      assistantMessage('', [call('a')]),
-      systemMessage('Some tools stream; stop them when done.'),
-    ];
-    expect(reduceTurnContext(withNote, [ok('a')]).transcript.length).toBe(3);
+    const withNote = reduceTurnContext(
+      [assistantMessage('', [call('a')])],
+      [ok('a'), mutate.systemNote('Some tools stream; stop them when done.')],
+    );
+    expect(withNote.transcript.length).toBe(3);
   });
 
-  it('rejects cancelling a call that is not pending', () => {
-    const error = reduceError([], [mutate.toolCancelled('ghost')]);
-    expect(error.index).toBe(0);
-    expect(error.message).toContain("call 'ghost'");
+  it('rejects cancelling a call that was already answered', () => {
+    const error = reduceError(
+      [],
+      [mutate.assistantMessage('', [call('c1')]), ok('c1'), mutate.toolCancelled('c1', 'lookup')],
+    );
+    expect(error.index).toBe(2);
+    expect(error.message).toContain('mutations[2] (toolCancelled)');
+    expect(error.message).toContain("call 'c1'");
   });
 });
 

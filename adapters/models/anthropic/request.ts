@@ -7,6 +7,7 @@ import type {
   TextBlockParam,
   Tool,
 } from '@anthropic-ai/sdk/resources/messages';
+import { assistantRequestText } from '../../../src/compile/truncation-marker.js';
 import { isRecord } from '../../../src/is-record.js';
 import { type Message, type ToolCall, toolResultText } from '../../../src/messages.js';
 import type {
@@ -124,7 +125,9 @@ export function mapMessages(
     leading = false;
     if (message.role === 'user') add('user', textBlocks(message.content));
     else if (message.role === 'assistant') {
-      add('assistant', [...textBlocks(message.content), ...message.toolCalls.map(toolUseBlock)]);
+      // A truncated answer ends with the seed's marker, so the model knows it was cut off.
+      const text = assistantRequestText(message);
+      add('assistant', [...textBlocks(text), ...message.toolCalls.map(toolUseBlock)]);
     } else {
       const text = toolResultText(message);
       add('user', [

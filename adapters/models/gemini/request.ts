@@ -7,6 +7,7 @@ import type {
   Tool,
   ToolConfig,
 } from '@google/genai';
+import { assistantRequestText } from '../../../src/compile/truncation-marker.js';
 import { type Message, toolResultText } from '../../../src/messages.js';
 import type { ModelRequest, ToolChoice, ToolSpec } from '../../../src/model/language-model.js';
 import type { CallMemo } from './call-memory.js';
@@ -123,7 +124,9 @@ function modelParts(
   message: Extract<Message, { role: 'assistant' }>,
   recall: (toolCallId: string) => CallMemo | undefined,
 ): Part[] {
-  const parts: Part[] = message.content ? [{ text: message.content }] : [];
+  // A truncated answer ends with the seed's marker, so the model knows it was cut off.
+  const text = assistantRequestText(message);
+  const parts: Part[] = text ? [{ text }] : [];
   const memos = message.toolCalls.map((call) => recall(call.id));
   const signed = memos.some((memo) => memo?.thoughtSignature !== undefined);
   message.toolCalls.forEach((call, i) => {

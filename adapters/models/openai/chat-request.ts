@@ -1,4 +1,5 @@
 import type OpenAI from 'openai';
+import { assistantRequestText } from '../../../src/compile/truncation-marker.js';
 import { type Message, type ToolCall, toolResultText } from '../../../src/messages.js';
 import type {
   ModelRequest,
@@ -59,15 +60,17 @@ export function chatMessages(messages: Iterable<Message>): ChatMessageParam[] {
       case 'user':
         out.push({ role: message.role, content: message.content });
         break;
-      case 'assistant':
+      case 'assistant': {
+        // A truncated answer ends with the seed's marker, so the model knows it was cut off.
+        const content = assistantRequestText(message);
         if (message.toolCalls.length === 0) {
-          out.push({ role: 'assistant', content: message.content });
+          out.push({ role: 'assistant', content });
           break;
         }
         out.push({
           role: 'assistant',
           // `null`, not '', is how the API writes a turn that only called tools.
-          content: message.content || null,
+          content: content || null,
           tool_calls: message.toolCalls.map((call) => ({
             id: call.id,
             type: 'function' as const,
@@ -75,6 +78,7 @@ export function chatMessages(messages: Iterable<Message>): ChatMessageParam[] {
           })),
         });
         break;
+      }
       case 'tool':
         out.push({
           role: 'tool',

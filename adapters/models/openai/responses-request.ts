@@ -1,4 +1,5 @@
 import type OpenAI from 'openai';
+import { assistantRequestText } from '../../../src/compile/truncation-marker.js';
 import { type Message, toolResultText } from '../../../src/messages.js';
 import type {
   ModelRequest,
@@ -66,10 +67,10 @@ export function responsesInput(messages: Iterable<Message>): {
       case 'user':
         input.push({ type: 'message', role: 'user', content: message.content });
         break;
-      case 'assistant':
-        if (message.content) {
-          input.push({ type: 'message', role: 'assistant', content: message.content });
-        }
+      case 'assistant': {
+        // A truncated answer ends with the seed's marker, so the model knows it was cut off.
+        const content = assistantRequestText(message);
+        if (content) input.push({ type: 'message', role: 'assistant', content });
         for (const call of message.toolCalls) {
           input.push({
             type: 'function_call',
@@ -79,6 +80,7 @@ export function responsesInput(messages: Iterable<Message>): {
           });
         }
         break;
+      }
       case 'tool':
         input.push({
           type: 'function_call_output',
