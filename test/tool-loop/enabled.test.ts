@@ -1,21 +1,10 @@
 // SPEC T4's switch (the seed's `tool.loop.enabled`): `enabled: false` turns the loop off. The
 // planner is never called and no tool runs, yet the final response is still made, from the
 // request alone. The machine decides it with its `isLoopDisabled` guard (issue 14).
-import { createToolLoop, defineTool, type Planner, type Responder } from 'statecraft';
+import { createToolLoop, type Planner, type Responder } from 'statecraft';
 import { ScriptedModel } from 'statecraft/testing';
 import { describe, expect, it, vi } from 'vitest';
-import { z } from 'zod';
-
-function searchTool() {
-  const execute = vi.fn(({ q }: { q: string }) => `results for ${q}`);
-  const tool = defineTool({
-    name: 'search',
-    description: 'Searches the web.',
-    input: z.object({ q: z.string() }),
-    execute,
-  });
-  return { tool, execute };
-}
+import { searchTool } from './search-tool.js';
 
 const SEARCH_PLAN = {
   nextAction: 'execute',

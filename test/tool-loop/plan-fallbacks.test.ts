@@ -1,20 +1,9 @@
 // SPEC T4 through a run: the fallbacks of plan normalization decide what executes and what
 // each record says. The rules themselves are tabled in normalize-plan.test.ts; this file shows
 // a loop acting on them (issue 14).
-import { createToolLoop, defineTool, type Planner } from 'statecraft';
-import { describe, expect, it, vi } from 'vitest';
-import { z } from 'zod';
-
-function searchTool() {
-  const execute = vi.fn(({ q }: { q: string }) => `results for ${q}`);
-  const tool = defineTool({
-    name: 'search',
-    description: 'Searches the web.',
-    input: z.object({ q: z.string() }),
-    execute,
-  });
-  return { tool, execute };
-}
+import { createToolLoop, type Planner } from 'statecraft';
+import { describe, expect, it } from 'vitest';
+import { searchTool } from './search-tool.js';
 
 /** Answers `first` in round 0, then responds. */
 function oneRound(first: unknown): Planner {

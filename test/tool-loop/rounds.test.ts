@@ -3,7 +3,6 @@
 import {
   AbortError,
   createToolLoop,
-  defineTool,
   type Planner,
   type PlannerContext,
   ProtocolError,
@@ -11,20 +10,8 @@ import {
 } from 'statecraft';
 import { ScriptedModel } from 'statecraft/testing';
 import { describe, expect, it, vi } from 'vitest';
-import { z } from 'zod';
 import { messagesOf, rejectionOf } from '../chain/helpers.js';
-
-/** A `search` tool whose calls are counted. */
-function searchTool() {
-  const execute = vi.fn(({ q }: { q: string }) => `results for ${q}`);
-  const tool = defineTool({
-    name: 'search',
-    description: 'Searches the web.',
-    input: z.object({ q: z.string() }),
-    execute,
-  });
-  return { tool, execute };
-}
+import { searchTool } from './search-tool.js';
 
 type Step = unknown | ((context: PlannerContext) => unknown);
 
