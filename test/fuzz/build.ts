@@ -10,6 +10,7 @@ import { z } from 'zod';
 import {
   buildTools,
   fuzzModel,
+  isFaultyResponse,
   type ModelState,
   noteTurn,
   type OpenThings,
@@ -20,7 +21,14 @@ import {
   VALID_JSON,
   VALIDATE_BOOM,
 } from './fixtures.js';
-import type { ChainScenario, LoopScenario, PlanData, PlanStepData, TurnData } from './scenario.js';
+import type {
+  ChainScenario,
+  LoopScenario,
+  PlanData,
+  PlanStepData,
+  TurnData,
+  UsageKind,
+} from './scenario.js';
 
 // createChain / createToolLoop options from a scenario, through the public API only.
 
@@ -82,7 +90,7 @@ export function chainOptions(
           ? { responseFormat: { type: 'json_object' as const } }
           : {};
   return {
-    model: fuzzModel(scripted, (i) => turnAt(i).usage === 'none'),
+    model: fuzzModel(scripted, (i) => turnAt(i).usage),
     tools: buildTools(s.tools, open),
     ...(o.maxIterations !== undefined && { maxIterations: o.maxIterations }),
     ...(o.maxTokens !== undefined && { maxTokens: o.maxTokens }),
@@ -147,25 +155,25 @@ const DONE_PLAN: PlanStepData = {
 };
 
 function failsModel(step: PlanStepData): boolean {
-  return step.plan.kind === 'throw' || step.usage === 'none';
+  return step.plan.kind === 'throw' || isFaultyResponse(step.usage);
 }
 
 export function loopOptions(s: LoopScenario, open: OpenThings, state: ModelState): ToolLoopOptions {
   const tools = s.tools.length;
   let planIndex = 0;
   const nextPlan = () => s.plans[planIndex++] ?? DONE_PLAN;
-  // Which model calls answer without usage, by call index (plans and the response share it).
-  const usageless = new Set<number>();
+  // How each model call reports usage, by call index (plans and the response share it).
+  const usageOf = new Map<number, UsageKind>();
   const scripted = new ScriptedModel((request, callIndex) => {
     if (!request.responseFormat) {
       noteTurn(s.response, state);
-      if (s.response.usage === 'none') usageless.add(callIndex);
+      usageOf.set(callIndex, s.response.usage);
       return scriptedTurn(s.response, request, callIndex, tools);
     }
     const step = nextPlan();
     state.calls++;
     if (failsModel(step)) state.failed = true;
-    if (step.usage === 'none') usageless.add(callIndex);
+    usageOf.set(callIndex, step.usage);
     const usage: TurnData = { ...FALLBACK_TEXT, latencyMs: step.latencyMs, usage: step.usage };
     if (step.plan.kind === 'throw') {
       return scriptedTurn({ ...usage, answer: { kind: 'throw', typed: false } }, request, 0, 0);
@@ -223,7 +231,7 @@ export function loopOptions(s: LoopScenario, open: OpenThings, state: ModelState
           };
   const o = s.options;
   return {
-    ...(usesModel && { model: fuzzModel(scripted, (i) => usageless.has(i)) }),
+    ...(usesModel && { model: fuzzModel(scripted, (i) => usageOf.get(i) ?? 'default') }),
     ...(s.planner === 'function' && { planner }),
     tools: buildTools(s.tools, open),
     respond,

@@ -197,6 +197,7 @@ const USAGE: Record<UsageKind, ScriptedTurn['usage']> = {
   big: { inputTokens: 100_000, outputTokens: 50_000 },
   inconsistent: { inputTokens: 3, outputTokens: 4, totalTokens: 100 },
   outputOnly: { outputTokens: 7 },
+  malformed: undefined,
 };
 
 /** The last stream id the model was told of, for a stop_stream call that closes it. */
@@ -280,16 +281,22 @@ export function scriptedTurn(
 /** Marks the model as failed when this turn makes it fail (throws, or answers malformed). */
 export function noteTurn(turn: TurnData, state: ModelState): void {
   state.calls++;
-  if (turn.answer.kind === 'throw' || turn.usage === 'none') state.failed = true;
+  if (turn.answer.kind === 'throw' || isFaultyResponse(turn.usage)) state.failed = true;
+}
+
+/** Usage kinds fuzzModel turns into a faulty response: no usage, or a malformed one. */
+export function isFaultyResponse(usage: UsageKind): boolean {
+  return usage === 'none' || usage === 'malformed';
 }
 
 /**
- * A LanguageModel over a ScriptedModel that can also answer without usage (which the scripted
- * model never does): `usageless(callIndex)` says which calls drop it.
+ * A LanguageModel over a ScriptedModel that can also answer without usage or with a response
+ * of the wrong shape (which the scripted model never does): `faultOf(callIndex)` says which.
+ * Malformed: `content` is null when generated; a tool call without a name when streamed.
  */
 export function fuzzModel(
   scripted: ScriptedModel,
-  usageless: (callIndex: number) => boolean,
+  faultOf: (callIndex: number) => UsageKind,
 ): LanguageModel {
   return {
     specificationVersion: LANGUAGE_MODEL_VERSION,
@@ -297,13 +304,19 @@ export function fuzzModel(
     modelId: 'fuzz-model',
     async generate(request, options) {
       const response = await scripted.generate(request, options);
-      return usageless(scripted.callCount - 1)
-        ? ({ ...response, usage: undefined } as unknown as typeof response)
-        : response;
+      const fault = faultOf(scripted.callCount - 1);
+      if (fault === 'none') return { ...response, usage: undefined } as unknown as typeof response;
+      if (fault === 'malformed')
+        return { ...response, content: null } as unknown as typeof response;
+      return response;
     },
     async *stream(request, options): AsyncGenerator<StreamPart> {
       for await (const part of scripted.stream(request, options)) {
-        if (part.type === 'usage' && usageless(scripted.callCount - 1)) continue;
+        const fault = faultOf(scripted.callCount - 1);
+        if (part.type === 'usage' && fault === 'none') continue;
+        if (part.type === 'finish' && fault === 'malformed') {
+          yield { type: 'tool-call', toolCall: { id: 'bad', name: '', arguments: {} } };
+        }
         yield part;
       }
     },

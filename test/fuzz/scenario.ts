@@ -52,7 +52,15 @@ export interface CallData {
   readonly withId: boolean;
 }
 
-export type UsageKind = 'default' | 'none' | 'zero' | 'big' | 'inconsistent' | 'outputOnly';
+/** How a model call reports usage; `malformed`: the whole response is of the wrong shape (SPEC Q3). */
+export type UsageKind =
+  | 'default'
+  | 'none'
+  | 'zero'
+  | 'big'
+  | 'inconsistent'
+  | 'outputOnly'
+  | 'malformed';
 
 export type AnswerData =
   | { readonly kind: 'text'; readonly text: string }
@@ -241,6 +249,7 @@ const usageArb = fc.constantFrom<UsageKind>(
   'big',
   'inconsistent',
   'outputOnly',
+  'malformed',
 );
 
 const turnArb: fc.Arbitrary<TurnData> = fc.record({
