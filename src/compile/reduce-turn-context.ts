@@ -15,7 +15,7 @@ import {
   isExperienceMutation,
   type ToolCancelledMutation,
 } from './mutations.js';
-import { checkAppend, checkReadyForModel, indexOfCall, latestCall } from './tool-linkage.js';
+import { appendChecked, checkReadyForModel, indexOfCall, latestCall } from './tool-linkage.js';
 
 /** The transcript after this turn's mutations, with the self-reference snapshot it implies. */
 export interface ReducedTurnContext {
@@ -166,8 +166,7 @@ function appendCancellation(transcript: Transcript, mutation: ToolCancelledMutat
 }
 
 function checkedAppend(transcript: Transcript, message: Message): Transcript {
-  checkAppend(transcript, message, transcript.length);
-  return transcript.append(message);
+  return appendChecked(transcript, message);
 }
 
 /** A transcript of `messages`, checked message by message for tool linkage. */

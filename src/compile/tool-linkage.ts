@@ -31,20 +31,32 @@ interface Step extends PendingCalls {
 }
 
 /**
- * Scans back only to the latest assistant message, so its cost is the size of the current
- * step, not of the transcript.
+ * The step of each transcript version appended through `appendChecked`, derived from its
+ * parent's in O(size of the step): scanning back on every append would make a run of user
+ * messages (or a long history without assistant turns) quadratic to compile.
  */
+const steps = new WeakMap<Transcript, Step>();
+
 function currentStep(transcript: Transcript): Step {
-  // An array, not a Set: a step answers a handful of calls, and this runs on every append.
-  const answered: string[] = [];
+  let step = steps.get(transcript);
+  if (!step) {
+    step = scanStep(transcript);
+    steps.set(transcript, step);
+  }
+  return step;
+}
+
+/** The step of a transcript given as it is: a scan back to its latest assistant message. */
+function scanStep(transcript: Transcript): Step {
+  const answered = new Set<string>();
   // Seen from the end: a note is before a result when a result was seen already.
   let beforeResult = -1;
   let anyNote = -1;
   for (let i = transcript.length - 1; i >= 0; i--) {
     const message = transcript.at(i) as Message;
-    if (message.role === 'tool') answered.push(message.toolCallId);
+    if (message.role === 'tool') answered.add(message.toolCallId);
     else if (message.role === 'assistant') {
-      const calls = message.toolCalls.filter((call) => !answered.includes(call.id));
+      const calls = message.toolCalls.filter((call) => !answered.has(call.id));
       return {
         assistantIndex: calls.length ? i : -1,
         calls,
@@ -53,10 +65,36 @@ function currentStep(transcript: Transcript): Step {
       };
     } else {
       anyNote = i;
-      if (answered.length) beforeResult = i;
+      if (answered.size) beforeResult = i;
     }
   }
   return { ...NONE, made: [], misplaced: -1 };
+}
+
+/**
+ * The step once `message` is appended at `index`: what scanStep would find, without the scan.
+ * Only for appends checkAppend allowed, which never misplace a note: a note while calls are
+ * pending, and a result or assistant turn after a misplaced note, are refused.
+ */
+function stepAfter(step: Step, message: Message, index: number): Step {
+  if (message.role === 'assistant') {
+    const calls = message.toolCalls;
+    return { assistantIndex: calls.length ? index : -1, calls, made: calls, misplaced: -1 };
+  }
+  if (message.role === 'tool') {
+    const calls = step.calls.filter((call) => call.id !== message.toolCallId);
+    return { ...step, assistantIndex: calls.length ? step.assistantIndex : -1, calls };
+  }
+  return step;
+}
+
+/** `transcript` with `message` appended, after checking it may be (see checkAppend). */
+export function appendChecked(transcript: Transcript, message: Message): Transcript {
+  const index = transcript.length;
+  checkAppend(transcript, message, index);
+  const next = transcript.append(message);
+  steps.set(next, stepAfter(currentStep(transcript), message, index));
+  return next;
 }
 
 /** The calls of the latest assistant message not yet answered. */

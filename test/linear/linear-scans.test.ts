@@ -53,7 +53,7 @@ describe('scans over model output are linear on 1 MB inputs (SPEC Q1)', () => {
       // Names the case a quadratic scan got stuck in.
       expect(run.running).toBeUndefined();
       expect(run.code).toBe(0);
-      expect(run.finished).toHaveLength(13);
+      expect(run.finished).toHaveLength(14);
     },
     BOUND_MS + 15_000,
   );

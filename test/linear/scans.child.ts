@@ -5,8 +5,10 @@
 import { geminiMalformedCall } from '../../adapters/models/gemini/response.js';
 import { oneLine } from '../../src/cli/progress.js';
 import {
+  compileTurn,
   convertToLlmRequest,
   jsonCandidates,
+  mutate,
   stripBlocks,
   systemMessage,
   Transcript,
@@ -44,6 +46,13 @@ export const CASES: Record<string, () => unknown> = {
       { transcript: Transcript.empty, snapshot: undefined },
       { tools: [{ name: 't', description: `${spaces}x`, bestPractices: [`x${spaces}y`] }] },
     ),
+  // Not a text scan, but the same hazard: each append's linkage check looks back over the
+  // current step only; looking back to the last assistant message made this quadratic.
+  'compileTurn: 100,000 user messages in one turn': () =>
+    compileTurn({
+      transcript: [],
+      mutations: Array.from({ length: 100_000 }, (_, i) => mutate.userMessage(`m${i}`)),
+    }),
   'oneLine: a run of spaces': () => oneLine(`${spaces}x`),
   'gemini malformed call name': () =>
     geminiMalformedCall({
