@@ -1,6 +1,6 @@
 import type { Transcript } from '../transcript.js';
 import type { ExperienceMutation } from './mutations.js';
-import { blockBodies, renderBlock, stripBlocks } from './prompt-blocks.js';
+import { BLOCK_TAGS, blockBodies, renderBlock, stripBlocks } from './prompt-blocks.js';
 
 /** A lesson the agent keeps across compactions, shown to the model in its system prompt. */
 export interface Experience {
@@ -81,8 +81,22 @@ const CONTINUATION = '  ';
 export function renderExperiences(experiences: readonly Experience[]): string {
   return renderBlock(
     'experiences',
-    experiences.map((e) => `[${e.id}] ${e.text.split('\n').map(indent).join('\n')}`),
+    experiences.map((e) => `[${e.id}] ${neutralTags(e.text).split('\n').map(indent).join('\n')}`),
   );
+}
+
+/**
+ * `text` with statecraft's block tags made inert (`<experiences>` → `&lt;experiences>`): an
+ * experience is model-written, and one holding `</experiences>` would end its block early, so
+ * the experiences after it would be read back as part of the base prompt. split/join: linear.
+ */
+function neutralTags(text: string): string {
+  if (!text.includes('<')) return text;
+  let out = text;
+  for (const tag of BLOCK_TAGS) {
+    out = out.split(`<${tag}>`).join(`&lt;${tag}>`).split(`</${tag}>`).join(`&lt;/${tag}>`);
+  }
+  return out;
 }
 
 function indent(line: string, index: number): string {

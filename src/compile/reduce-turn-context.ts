@@ -120,15 +120,17 @@ function applyMutation(
       return validatedTranscript(mutation.messages);
     case 'contextSummary': {
       const first = transcript.first;
+      const kept = first?.role === 'system';
+      // A system summary with no system message before it would become the system prompt,
+      // which an explicit one replaces: it is wrapped as the user summary message instead.
       const summary =
         typeof mutation.summary === 'string'
-          ? userMessage(`<conversation_summary>\n${mutation.summary}\n</conversation_summary>`)
-          : mutation.summary;
+          ? summaryMessage(mutation.summary)
+          : mutation.summary.role === 'system' && !kept
+            ? summaryMessage(mutation.summary.content)
+            : mutation.summary;
       // Checked like any append: a summary that is a tool result answers nothing.
-      return checkedAppend(
-        first?.role === 'system' ? Transcript.from([first]) : Transcript.empty,
-        summary,
-      );
+      return checkedAppend(kept ? Transcript.from([first]) : Transcript.empty, summary);
     }
   }
 }
@@ -163,6 +165,11 @@ function appendCancellation(transcript: Transcript, mutation: ToolCancelledMutat
     withCall,
     toolResultMessage(failedToolResult({ id: mutation.toolCallId, name }, error)),
   );
+}
+
+/** A summary as the seed words it: a user message holding a `<conversation_summary>` block. */
+function summaryMessage(text: string): Message {
+  return userMessage(`<conversation_summary>\n${text}\n</conversation_summary>`);
 }
 
 function checkedAppend(transcript: Transcript, message: Message): Transcript {

@@ -100,8 +100,9 @@ function actionOf(value: unknown, hasCommands: boolean): NextAction {
   return hasCommands ? 'execute' : 'response';
 }
 
+/** The camelCase key's value, or the snake_case one when the camelCase key is missing or null. */
 function pick(record: RawRecord, camel: string, snake: string): unknown {
-  return camel in record ? record[camel] : record[snake];
+  return record[camel] ?? record[snake];
 }
 
 function text(value: unknown): string {
