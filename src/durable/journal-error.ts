@@ -1,0 +1,38 @@
+import { StatecraftError, type StatecraftErrorOptions } from '../errors.js';
+
+/**
+ * Why a journal could not be written or read. The run host branches on it: `run-exists` means
+ * "attach to that run instead of starting it twice", `unknown-run` means "nothing to resume".
+ */
+export type JournalErrorReason =
+  | 'invalid-run-id'
+  | 'invalid-entry'
+  | 'unknown-run'
+  | 'run-exists'
+  | 'corrupt'
+  | 'newer-version';
+
+export interface JournalErrorOptions extends StatecraftErrorOptions {
+  readonly runId?: string;
+  /** The journal file, for stores that keep one. */
+  readonly file?: string;
+  /** 1-based line of the journal file the error is about. */
+  readonly line?: number;
+}
+
+/** A run's journal could not be written or read; `reason` says why, the message says where. */
+export class JournalError extends StatecraftError {
+  static override readonly code: string = 'JOURNAL_ERROR';
+  readonly reason: JournalErrorReason;
+  readonly runId: string | undefined;
+  readonly file: string | undefined;
+  readonly line: number | undefined;
+
+  constructor(reason: JournalErrorReason, message: string, options: JournalErrorOptions = {}) {
+    super(message, options);
+    this.reason = reason;
+    this.runId = options.runId;
+    this.file = options.file;
+    this.line = options.line;
+  }
+}

@@ -1,0 +1,53 @@
+import type { JournalEntry, RunKind, RunStatus } from '../journal-entry.js';
+import { isStartEntry, runStatusOf } from '../journal-entry.js';
+
+/** One run as `list()` reports it, taken from its first and last entries. */
+export interface RunListing {
+  readonly runId: string;
+  readonly kind: RunKind;
+  readonly status: RunStatus;
+  readonly startedAt: number;
+}
+
+/**
+ * Where durable runs keep their journals: one ordered, append-only list of entries per run.
+ *
+ * Every store follows the same rules (test/durable/stores/journal-store-contract.ts):
+ * - run ids are checked (see `assertValidRunId`); a bad one is a `JournalError`;
+ * - a run's first entry is its `start` entry, whose `runId` is the run's id; appending
+ *   anything else to an unknown run fails with reason `unknown-run`, and a second `start`
+ *   fails with reason `run-exists`, so one id can never be started twice;
+ * - entries go in as JSON and come back as fresh copies: what a caller does to an object
+ *   after appending it, or to what `read` returned, never changes the journal;
+ * - appends to one run complete in the order they were called, even when not awaited;
+ * - when `append` resolves the entry is kept (for `fileStore`: on disk, fsynced).
+ */
+export interface JournalStore {
+  append(runId: string, entry: JournalEntry): Promise<void>;
+  /** The run's entries in order, or `undefined` when there is no such run. */
+  read(runId: string): Promise<readonly JournalEntry[] | undefined>;
+  /** Every run, oldest first (by start time, then id). */
+  list(): Promise<readonly RunListing[]>;
+  /** Forgets the run. Deleting a run that does not exist does nothing. */
+  delete(runId: string): Promise<void>;
+}
+
+/** The listing of a run whose entries were already checked to open with a `start` entry. */
+export function runListingOf(entries: readonly JournalEntry[]): RunListing {
+  const start = entries[0];
+  if (start === undefined || !isStartEntry(start)) {
+    throw new TypeError('runListingOf: the entries do not open with a start entry');
+  }
+  return {
+    runId: start.runId,
+    kind: start.kind,
+    status: runStatusOf(entries),
+    startedAt: start.startedAt,
+  };
+}
+
+/** Oldest first, ties broken by id, so that two stores holding the same runs list them alike. */
+export function compareListings(a: RunListing, b: RunListing): number {
+  if (a.startedAt !== b.startedAt) return a.startedAt - b.startedAt;
+  return a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0;
+}

@@ -1,0 +1,4 @@
+import { memoryStore } from '../../../src/durable/stores/memory-store.js';
+import { describeJournalStoreContract } from './journal-store-contract.js';
+
+describeJournalStoreContract('memoryStore', () => memoryStore());
