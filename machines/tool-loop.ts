@@ -1,4 +1,4 @@
-import { and, assign, type EventObject, fromCallback, fromPromise, not, setup } from 'xstate';
+import { and, assign, fromCallback, not, sendTo, setup } from 'xstate';
 import { isRecord } from '../src/is-record.js';
 import type { ToolSpec } from '../src/model/language-model.js';
 import { type Convergence, converge } from '../src/tool-loop/converge.js';
@@ -10,11 +10,14 @@ import { addUsage, type Usage, ZERO_USAGE } from '../src/usage.js';
 // The tool loop (seed 001): a planner plans a round of tool commands, an executor runs them
 // concurrently, rounds repeat until the planner answers or a stop condition holds (SPEC T7);
 // then the records converge into action results (T8) and an optional final response uses
-// them. Pure: the three actors that do IO — `plan`, `execute`, `respond` — are invoked with
-// explicit ids and supplied by the runtime (src/runtime/create-tool-loop.ts) or by tests.
-// Unlike the chain, each is invoked per state: a round costs at least one planner call, so
-// the ~75 µs of spawning an actor is noise here, and `xstate.done.actor.plan` is the plainest
-// event for the inspector and for path tests.
+// them. Pure: the machine does no IO. Its three effects — `plan`, `execute`, `respond` — are
+// requests it sends to one long-lived actor, `effects`, invoked once on the root for the whole
+// run and supplied by the runtime (src/runtime/create-tool-loop.ts) with `machine.provide()`,
+// or by tests. The host answers with `<effect>.done` / `<effect>.error` events (and
+// `execute.record` for each command as it finishes); the timeout and ABORT send `cancel`,
+// which aborts what is in flight and drops its late answers. As in the chain: no child actor
+// is spawned per state, so a snapshot holds no invoke a restore would run again, every effect
+// is an event in the inspector, and the event log is the run's journal.
 
 /** Everything the machine decides with; fixed for a run. Plain JSON. */
 export interface ToolLoopConfig {
@@ -141,17 +144,30 @@ export type ToolLoopOutput =
     })
   | (ToolLoopRunData & { readonly status: 'failed'; readonly failure: ToolLoopFailure });
 
+/** Requests the machine sends to its `effects` actor. */
+export type ToolLoopEffectRequest =
+  | { readonly type: 'plan'; readonly input: PlannerContext }
+  | { readonly type: 'execute'; readonly input: ExecuteInput }
+  | { readonly type: 'respond'; readonly input: RespondInput }
+  /** Abort what is in flight and drop its late answers: the loop has stopped. */
+  | { readonly type: 'cancel'; readonly reason: 'timeout' | 'abort' };
+
+/** Events the loop reacts to: the effects' answers, and ABORT from outside. */
 export type ToolLoopEvent =
   | { readonly type: 'ABORT'; readonly reason?: string }
+  | { readonly type: 'plan.done'; readonly output: PlanOutcome }
+  | { readonly type: 'plan.error'; readonly error: unknown }
   | {
       readonly type: 'execute.record';
       readonly index: number;
       readonly record: ToolExecutionRecord;
     }
-  | { readonly type: 'execute.done'; readonly records: readonly ToolExecutionRecord[] }
-  | { readonly type: 'execute.error'; readonly error: unknown };
+  | { readonly type: 'execute.done'; readonly output: readonly ToolExecutionRecord[] }
+  | { readonly type: 'execute.error'; readonly error: unknown }
+  | { readonly type: 'respond.done'; readonly output: ResponseOutcome }
+  | { readonly type: 'respond.error'; readonly error: unknown };
 
-/** Events the `execute` actor sends back to the loop. */
+/** Events the host sends back for an `execute` request. */
 export type ExecuteEvent = Extract<ToolLoopEvent, { type: `execute.${string}` }>;
 
 /** The usage an error's partial result reports (statecraft errors carry one), else none. */
@@ -172,15 +188,9 @@ export const toolLoopMachine = setup({
     events: {} as ToolLoopEvent,
   },
   actors: {
-    // Placeholders: the runtime provides the real ones with machine.provide().
-    plan: fromPromise<PlanOutcome, PlannerContext>(async () => {
-      throw new Error('toolLoopMachine: provide the plan actor (createToolLoop does)');
-    }),
-    execute: fromCallback<EventObject, ExecuteInput>(() => {
-      throw new Error('toolLoopMachine: provide the execute actor (createToolLoop does)');
-    }),
-    respond: fromPromise<ResponseOutcome, RespondInput>(async () => {
-      throw new Error('toolLoopMachine: provide the respond actor (createToolLoop does)');
+    // A placeholder that answers nothing: the runtime provides the real host.
+    effects: fromCallback<ToolLoopEffectRequest>(() => {
+      throw new Error('toolLoopMachine: provide the effects actor (createToolLoop does)');
     }),
   },
   delays: {
@@ -203,6 +213,39 @@ export const toolLoopMachine = setup({
     hasTimeout: ({ context }) => context.config.timeout !== undefined,
   },
   actions: {
+    requestPlan: sendTo('effects', ({ context }) => ({
+      type: 'plan' as const,
+      input: {
+        userInput: context.userInput,
+        extraRequirement: context.extraRequirement,
+        availableTools: context.availableTools,
+        donePlans: context.donePlans,
+        lastRoundResult: context.lastRoundRecords,
+        roundIndex: context.roundIndex,
+        maxRounds: context.config.maxRounds,
+        ...(context.planError !== undefined && { planError: context.planError }),
+      } satisfies PlannerContext,
+    })),
+    requestExecution: sendTo('effects', ({ context }) => ({
+      type: 'execute' as const,
+      input: {
+        roundIndex: context.roundIndex,
+        commands: context.plan?.executionCommands ?? [],
+      } satisfies ExecuteInput,
+    })),
+    requestResponse: sendTo('effects', ({ context }) => ({
+      type: 'respond' as const,
+      input: {
+        userInput: context.userInput,
+        extraRequirement: context.extraRequirement,
+        convergence: context.convergence,
+      } satisfies RespondInput,
+    })),
+    // The host aborts what is in flight and drops its answer: the loop has stopped.
+    cancelEffects: sendTo('effects', (_, params: { reason: 'timeout' | 'abort' }) => ({
+      type: 'cancel' as const,
+      reason: params.reason,
+    })),
     stopWith: assign((_, params: { reason: StopReason }) => ({ stopReason: params.reason })),
     recordPlan: assign(({ context }, params: { outcome: PlanOutcome }) => {
       const plan = normalizePlan(params.outcome.raw);
@@ -289,17 +332,25 @@ export const toolLoopMachine = setup({
     failure: undefined,
   }),
   initial: 'running',
+  invoke: { id: 'effects', src: 'effects' },
   on: {
     ABORT: {
       target: '.failed',
-      actions: { type: 'failOnAbort', params: ({ event }) => ({ reason: event.reason }) },
+      actions: [
+        { type: 'failOnAbort', params: ({ event }) => ({ reason: event.reason }) },
+        { type: 'cancelEffects', params: { reason: 'abort' } },
+      ],
     },
   },
   states: {
     running: {
       initial: 'nextRound',
       after: {
-        loopTimeout: { guard: 'hasTimeout', target: 'failed', actions: 'failOnTimeout' },
+        loopTimeout: {
+          guard: 'hasTimeout',
+          target: 'failed',
+          actions: ['failOnTimeout', { type: 'cancelEffects', params: { reason: 'timeout' } }],
+        },
       },
       states: {
         // Before every planner call: the stop conditions that need no plan (SPEC T7), and a
@@ -327,20 +378,9 @@ export const toolLoopMachine = setup({
           ],
         },
         planning: {
-          invoke: {
-            id: 'plan',
-            src: 'plan',
-            input: ({ context }): PlannerContext => ({
-              userInput: context.userInput,
-              extraRequirement: context.extraRequirement,
-              availableTools: context.availableTools,
-              donePlans: context.donePlans,
-              lastRoundResult: context.lastRoundRecords,
-              roundIndex: context.roundIndex,
-              maxRounds: context.config.maxRounds,
-              ...(context.planError !== undefined && { planError: context.planError }),
-            }),
-            onDone: [
+          entry: 'requestPlan',
+          on: {
+            'plan.done': [
               {
                 guard: { type: 'canRetryPlan', params: ({ event }) => ({ outcome: event.output }) },
                 target: 'planning',
@@ -366,7 +406,7 @@ export const toolLoopMachine = setup({
                 actions: { type: 'recordPlan', params: ({ event }) => ({ outcome: event.output }) },
               },
             ],
-            onError: {
+            'plan.error': {
               target: '#toolLoop.failed',
               actions: {
                 type: 'fail',
@@ -397,14 +437,7 @@ export const toolLoopMachine = setup({
           ],
         },
         executing: {
-          invoke: {
-            id: 'execute',
-            src: 'execute',
-            input: ({ context }): ExecuteInput => ({
-              roundIndex: context.roundIndex,
-              commands: context.plan?.executionCommands ?? [],
-            }),
-          },
+          entry: 'requestExecution',
           on: {
             'execute.record': {
               actions: {
@@ -414,7 +447,7 @@ export const toolLoopMachine = setup({
             },
             'execute.done': {
               target: 'nextRound',
-              actions: { type: 'recordRound', params: ({ event }) => ({ records: event.records }) },
+              actions: { type: 'recordRound', params: ({ event }) => ({ records: event.output }) },
             },
             'execute.error': {
               target: '#toolLoop.failed',
@@ -431,22 +464,16 @@ export const toolLoopMachine = setup({
           always: [{ guard: 'shouldRespond', target: 'responding' }, { target: '#toolLoop.done' }],
         },
         responding: {
-          invoke: {
-            id: 'respond',
-            src: 'respond',
-            input: ({ context }): RespondInput => ({
-              userInput: context.userInput,
-              extraRequirement: context.extraRequirement,
-              convergence: context.convergence,
-            }),
-            onDone: {
+          entry: 'requestResponse',
+          on: {
+            'respond.done': {
               target: '#toolLoop.done',
               actions: {
                 type: 'recordResponse',
                 params: ({ event }) => ({ response: event.output }),
               },
             },
-            onError: {
+            'respond.error': {
               target: '#toolLoop.failed',
               actions: {
                 type: 'fail',

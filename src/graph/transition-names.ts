@@ -15,7 +15,7 @@ export type TransitionNaming = 'key' | 'path';
 /**
  * A transition's name: source, trigger (`always` for eventless ones), its index among the
  * source's transitions for that trigger, the guard if any, and the targets, e.g.
- * `planning xstate.done.actor.plan#1 [isMalformedPlan] → failed`.
+ * `planning plan.done#1 [isMalformedPlan] → failed`.
  */
 export function transitionName(
   t: AnyTransitionDefinition,

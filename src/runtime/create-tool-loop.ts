@@ -3,16 +3,13 @@ import {
   type ActorSystem,
   type AnyActorRef,
   createActor,
-  type EventObject,
   fromCallback,
-  fromPromise,
   type InspectionEvent,
   type Observer,
   type SnapshotFrom,
 } from 'xstate';
 import { LocalToolRegistry } from '../../adapters/tools/local-registry.js';
 import {
-  type ExecuteEvent,
   type ExecuteInput,
   type PlannedRound,
   type PlanOutcome,
@@ -21,6 +18,8 @@ import {
   type StopReason,
   type ToolLoopConfig,
   type ToolLoopContext,
+  type ToolLoopEffectRequest,
+  type ToolLoopEvent,
   type ToolLoopFailure,
   type ToolLoopInput,
   type ToolLoopOutput,
@@ -269,71 +268,119 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
     }
   }
 
-  const planActor = fromPromise<PlanOutcome, PlannerContext>(({ input, signal, system, self }) =>
-    plan(input, signal, hooksOf(system, self)?.recorder),
-  );
+  function execute(
+    input: ExecuteInput,
+    signal: AbortSignal,
+    recorder: RunRecorder | undefined,
+    onRecord: (index: number, record: ToolExecutionRecord) => void,
+  ): Promise<readonly ToolExecutionRecord[]> {
+    return executeCommands(input.commands, {
+      registry,
+      concurrency: options.concurrency,
+      signal,
+      idPrefix: `round${input.roundIndex + 1}`,
+      onRecord,
+      ...(recorder && {
+        onCallDone: (call, result, startedAt, endedAt) =>
+          recorder.toolCall(call, result, 'local', startedAt, endedAt),
+      }),
+      ...(recorder?.observation && {
+        onCallStart: (call, startedAt) => recorder.toolCallStarted(call, 'local', startedAt),
+      }),
+    });
+  }
 
-  const executeActor = fromCallback<EventObject, ExecuteInput>(
-    ({ input, sendBack, system, self }) => {
-      const recorder = hooksOf(system, self)?.recorder;
-      const controller = new AbortController();
-      setMaxListeners(0, controller.signal); // every running tool listens to it
-      const send = (event: ExecuteEvent) => {
-        if (!controller.signal.aborted) sendBack(event);
-      };
-      executeCommands(input.commands, {
-        registry,
-        concurrency: options.concurrency,
-        signal: controller.signal,
-        idPrefix: `round${input.roundIndex + 1}`,
-        onRecord: (index, record) => send({ type: 'execute.record', index, record }),
-        ...(recorder && {
-          onCallDone: (call, result, startedAt, endedAt) =>
-            recorder.toolCall(call, result, 'local', startedAt, endedAt),
-        }),
-        ...(recorder?.observation && {
-          onCallStart: (call, startedAt) => recorder.toolCallStarted(call, 'local', startedAt),
-        }),
-      }).then(
-        (records) => send({ type: 'execute.done', records }),
-        (error: unknown) => send({ type: 'execute.error', error }),
+  async function respondTo(
+    input: RespondInput,
+    signal: AbortSignal,
+    hooks: RunHooks | undefined,
+  ): Promise<ResponseOutcome> {
+    const { userInput, extraRequirement, convergence } = input;
+    if (typeof respond === 'function') {
+      const text = await respond(
+        {
+          userInput,
+          extraRequirement,
+          actionResults: convergence?.actionResults ?? {},
+          extraInstruction: convergence?.extraInstruction,
+        },
+        { signal },
       );
-      // Leaving `executing` (abort, timeout) cancels every tool still running.
-      return () => controller.abort(LOOP_LEFT);
-    },
-  );
+      return { text: String(text), result: text, usage: ZERO_USAGE };
+    }
+    const messages = responseMessages(
+      userInput,
+      extraRequirement,
+      convergence,
+      options.instructions,
+    );
+    if (typeof respond === 'object') {
+      // A chain responder's run is a child of this loop's run for observers (SPEC X4).
+      const observing = childObserving(hooks?.recorder.observation);
+      const answer = await respond.invoke({ messages }, { signal, ...observing });
+      return { text: answer.text, result: answer.result, usage: answer.usage };
+    }
+    return respondWithModel(messages, signal, hooks);
+  }
 
-  const respondActor = fromPromise<ResponseOutcome, RespondInput>(
-    async ({ input, signal, system, self }) => {
-      const { userInput, extraRequirement, convergence } = input;
+  // The one actor a loop's machine invokes: it performs each effect the machine requests and
+  // answers with its `.done` / `.error` event (and `execute.record` per finished command).
+  // Effects share one controller, aborted only when the loop stops with something in flight:
+  // on `cancel` (timeout, ABORT), or when the actor is stopped (the app's machine left the
+  // state that runs the loop); late answers are dropped then. A run that ends with nothing in
+  // flight aborts nothing, so the signals its finished calls saw stay unaborted, as they were
+  // when each effect was an actor of its own.
+  const effects = fromCallback<ToolLoopEffectRequest>(({ sendBack, receive, system, self }) => {
+    const controller = new AbortController();
+    setMaxListeners(0, controller.signal); // every running tool listens to it
+    const { signal } = controller;
+    let inFlight = 0;
+    let stopped = false;
+    const send = (event: ToolLoopEvent) => {
+      if (!stopped) sendBack(event);
+    };
+    const stop = (reason: AbortError) => {
+      stopped = true;
+      if (inFlight > 0) controller.abort(reason);
+    };
+    const answer = (type: 'plan' | 'execute' | 'respond', start: () => Promise<unknown>) => {
+      inFlight++;
+      let work: Promise<unknown>;
+      try {
+        work = start();
+      } catch (error) {
+        work = Promise.reject(error);
+      }
+      work.then(
+        (output) => {
+          inFlight--;
+          send({ type: `${type}.done`, output } as ToolLoopEvent);
+        },
+        (error: unknown) => {
+          inFlight--;
+          send({ type: `${type}.error`, error } as ToolLoopEvent);
+        },
+      );
+    };
+    receive((request) => {
       const hooks = hooksOf(system, self);
-      if (typeof respond === 'function') {
-        const text = await respond(
-          {
-            userInput,
-            extraRequirement,
-            actionResults: convergence?.actionResults ?? {},
-            extraInstruction: convergence?.extraInstruction,
-          },
-          { signal },
-        );
-        return { text: String(text), result: text, usage: ZERO_USAGE };
+      switch (request.type) {
+        case 'plan':
+          return answer('plan', () => plan(request.input, signal, hooks?.recorder));
+        case 'execute':
+          return answer('execute', () =>
+            execute(request.input, signal, hooks?.recorder, (index, record) =>
+              send({ type: 'execute.record', index, record }),
+            ),
+          );
+        case 'respond':
+          return answer('respond', () => respondTo(request.input, signal, hooks));
+        case 'cancel':
+          return stop(request.reason === 'timeout' ? LOOP_TIMED_OUT : LOOP_ABORTED);
       }
-      const messages = responseMessages(
-        userInput,
-        extraRequirement,
-        convergence,
-        options.instructions,
-      );
-      if (typeof respond === 'object') {
-        // A chain responder's run is a child of this loop's run for observers (SPEC X4).
-        const observing = childObserving(hooks?.recorder.observation);
-        const answer = await respond.invoke({ messages }, { signal, ...observing });
-        return { text: answer.text, result: answer.result, usage: answer.usage };
-      }
-      return respondWithModel(messages, signal, hooks);
-    },
-  );
+    });
+    return () => stop(LOOP_LEFT);
+  });
 
   async function respondWithModel(
     messages: Message[],
@@ -364,9 +411,7 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
   const observedAgent = {
     name: options.name ?? 'tool-loop',
     kind: 'tool-loop',
-    machine: toolLoopMachine.provide({
-      actors: { plan: planActor, execute: executeActor, respond: respondActor },
-    }) as typeof toolLoopMachine,
+    machine: toolLoopMachine.provide({ actors: { effects } }) as typeof toolLoopMachine,
     model,
   } as const;
   const machine = observeChildRuns(observedAgent.machine, observedAgent, {
@@ -579,8 +624,12 @@ function loopRunInput(machineInput: unknown): unknown {
 
 /** Why a planner stream was cancelled when it decided early; not an error of the run. */
 const DECIDED_EARLY = new AbortError('The plan was decided from its first field');
-/** The abort reason tools see when the loop leaves `executing` before they finish. */
-const LOOP_LEFT = new AbortError('The tool loop stopped before this tool finished');
+/** The abort reasons what is in flight sees when the loop stops before it finishes. */
+const LOOP_LEFT = new AbortError('The tool loop stopped before this call finished');
+const LOOP_TIMED_OUT = new AbortError(
+  'The tool loop reached its timeout before this call finished',
+);
+const LOOP_ABORTED = new AbortError('The tool loop was aborted before this call finished');
 
 /** A plan read from a stream: decided early, or parsed from the whole text. */
 function planOf(streamed: StreamedPlan): PlanOutcome {

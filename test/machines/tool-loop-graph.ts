@@ -1,18 +1,11 @@
 import { expect } from 'vitest';
-import {
-  createActor,
-  type EventObject,
-  fromCallback,
-  fromPromise,
-  type SnapshotFrom,
-} from 'xstate';
+import { createActor, type EventObject, fromCallback, type SnapshotFrom } from 'xstate';
 import { getSimplePaths, type StatePath } from 'xstate/graph';
 import {
   type ExecuteInput,
-  type PlanOutcome,
   type RespondInput,
-  type ResponseOutcome,
   type ToolLoopConfig,
+  type ToolLoopEffectRequest,
   type ToolLoopEvent,
   type ToolLoopInput,
   toolLoopMachine,
@@ -24,7 +17,6 @@ import {
   RECORD,
   RESPONSE,
 } from '../../src/cli/walks/tool-loop-configs.js';
-import type { PlannerContext } from '../../src/tool-loop/planner-context.js';
 import type { Usage } from '../../src/usage.js';
 import {
   allSnapshots,
@@ -48,20 +40,14 @@ export {
 } from '../../src/cli/walks/tool-loop-configs.js';
 
 // The tool-loop machine as a graph (SPEC D2, D3), shared by tool-loop.paths.test.ts. The
-// machine invokes `plan`, `execute` and `respond`; traversal never runs them, it applies
-// their answers — `xstate.done.actor.plan`, `execute.record`, `execute.done`, … — to
-// snapshots. Replay runs a real actor whose three actors the test settles step by step.
+// machine requests `plan`, `execute` and `respond` from its one `effects` actor; traversal
+// never runs it, it applies the answers — `plan.done`, `execute.record`, `execute.done`, … —
+// to snapshots. Replay runs a real actor whose effects host the test answers step by step.
 
 export type ToolLoopMachine = typeof toolLoopMachine;
 export type ToolLoopSnapshot = SnapshotFrom<ToolLoopMachine>;
-/** The events of a path: the machine's own, and the answers of its invoked actors. */
-export type LoopPathEvent =
-  | ToolLoopEvent
-  | { readonly type: 'xstate.done.actor.plan'; readonly output: PlanOutcome }
-  | { readonly type: 'xstate.error.actor.plan'; readonly error: unknown }
-  | { readonly type: 'xstate.done.actor.respond'; readonly output: ResponseOutcome }
-  | { readonly type: 'xstate.error.actor.respond'; readonly error: unknown }
-  | { readonly type: typeof TIMEOUT_EVENT };
+/** The events of a path: the effects' answers, ABORT, and the timeout's delayed event. */
+export type LoopPathEvent = ToolLoopEvent | { readonly type: typeof TIMEOUT_EVENT };
 export type LoopPath = StatePath<ToolLoopSnapshot, LoopPathEvent>;
 
 /** The delayed event of the loop's `timeout`, sent by replay instead of waiting for it. */
@@ -72,31 +58,16 @@ export const STATE_NODES: readonly string[] = stateNodePaths(toolLoopMachine);
 
 /** The events of the paths, one object each, so they can be named. */
 export const EVENTS = {
-  planExecute: {
-    type: 'xstate.done.actor.plan',
-    output: PLANS.execute,
-  },
-  planResponse: {
-    type: 'xstate.done.actor.plan',
-    output: PLANS.response,
-  },
-  planNoCommands: {
-    type: 'xstate.done.actor.plan',
-    output: PLANS.noCommands,
-  },
-  planMalformed: {
-    type: 'xstate.done.actor.plan',
-    output: PLANS.malformed,
-  },
-  planError: { type: 'xstate.error.actor.plan', error: new Error('planner unavailable') },
+  planExecute: { type: 'plan.done', output: PLANS.execute },
+  planResponse: { type: 'plan.done', output: PLANS.response },
+  planNoCommands: { type: 'plan.done', output: PLANS.noCommands },
+  planMalformed: { type: 'plan.done', output: PLANS.malformed },
+  planError: { type: 'plan.error', error: new Error('planner unavailable') },
   record: { type: 'execute.record', index: 0, record: RECORD },
-  executed: { type: 'execute.done', records: [RECORD] },
+  executed: { type: 'execute.done', output: [RECORD] },
   executeError: { type: 'execute.error', error: new Error('executor crashed') },
-  responded: {
-    type: 'xstate.done.actor.respond',
-    output: RESPONSE,
-  },
-  respondError: { type: 'xstate.error.actor.respond', error: new Error('responder unavailable') },
+  responded: { type: 'respond.done', output: RESPONSE },
+  respondError: { type: 'respond.error', error: new Error('responder unavailable') },
   timeout: { type: TIMEOUT_EVENT },
   abort: { type: 'ABORT', reason: 'user cancelled' },
 } as const satisfies Record<string, LoopPathEvent>;
@@ -126,7 +97,7 @@ export function stateName(snapshot: ToolLoopSnapshot): string {
 }
 
 /**
- * The events a snapshot can take: the answers of the actor its state invoked, the timeout
+ * The events a snapshot can take: the answers to the effect its state requested, the timeout
  * and ABORT. The executor reports its one command's record before it is done, as the real
  * one does; a crash of the executor is offered before that.
  */
@@ -186,8 +157,8 @@ export function simplePaths(
   config: ToolLoopConfig = PATH_CONFIG,
   change: Partial<ToolLoopInput> = {},
 ): LoopPath[] {
-  // The traversal's events include the invoked actors' answers, which the machine's event
-  // type does not list (XState adds them per invoke); the options are typed by the latter.
+  // The traversal's events include the timeout's delayed event, which the machine's event
+  // type does not list; the options are typed by the latter.
   const options = traversalOptions(config, change) as unknown as Parameters<
     typeof getSimplePaths<ToolLoopMachine>
   >[1];
@@ -267,93 +238,61 @@ export function graphViolations(
 }
 
 // ---------------------------------------------------------------------------------------------
-// Replay: a path against a real actor whose invoked actors the test settles step by step.
+// Replay: a path against a real actor whose effects host the test answers step by step.
 
-interface Pending<I, O> {
-  readonly input: I;
-  readonly resolve: (output: O) => void;
-  readonly reject: (error: unknown) => void;
-}
+type Waiting = Partial<Record<'plan' | 'execute' | 'respond', unknown>>;
 
-/** The loop's three actors as scripts: each keeps its call until the test answers it. */
-class ActorsDriver {
-  plan: Pending<PlannerContext, PlanOutcome> | undefined;
-  respond: Pending<RespondInput, ResponseOutcome> | undefined;
-  execute: { input: ExecuteInput; sendBack: (event: EventObject) => void } | undefined;
-  /** Whether each executor the loop left was stopped (its tools aborted). */
-  readonly executorsStopped: boolean[] = [];
+/** The loop's effects host as a script: it keeps each request until the test answers it. */
+class EffectsDriver {
+  /** The requests waiting for an answer, by effect, with their inputs. */
+  readonly pending: Waiting = {};
+  /** Requests the loop cancelled (timeout, ABORT) while they were waiting. */
+  cancelledCalls = 0;
+  /** Whether the host was stopped (the loop ended): what it ran is aborted then. */
+  stopped = false;
+  #sendBack: ((event: EventObject) => void) | undefined;
 
   readonly actors = {
-    plan: fromPromise<PlanOutcome, PlannerContext>(({ input, signal }) =>
-      this.#call('plan', input, signal),
-    ),
-    respond: fromPromise<ResponseOutcome, RespondInput>(({ input, signal }) =>
-      this.#call('respond', input, signal),
-    ),
-    execute: fromCallback<EventObject, ExecuteInput>(({ input, sendBack }) => {
-      this.execute = { input, sendBack };
-      const index = this.executorsStopped.push(false) - 1;
+    effects: fromCallback<ToolLoopEffectRequest>(({ sendBack, receive }) => {
+      this.#sendBack = sendBack;
+      receive((request) => {
+        if (request.type === 'cancel') {
+          this.cancelledCalls += Object.keys(this.pending).length;
+          this.#clear();
+          return;
+        }
+        if (this.pending[request.type] !== undefined) {
+          throw new Error(`a second ${request.type} request before the first was answered`);
+        }
+        this.pending[request.type] = request.input;
+      });
       return () => {
-        this.executorsStopped[index] = true;
-        this.execute = undefined;
+        this.stopped = true;
+        this.#clear();
       };
     }),
   };
 
-  /** Calls the loop cancelled (its signal aborted) because it left their state first. */
-  cancelledCalls = 0;
-
-  #call<K extends 'plan' | 'respond'>(
-    key: K,
-    input: NonNullable<this[K]>['input'],
-    signal: AbortSignal,
-  ): Promise<never> {
-    return new Promise((resolve, reject) => {
-      const pending = { input, resolve, reject } as unknown as NonNullable<this[K]>;
-      this[key] = pending;
-      signal.addEventListener('abort', () => {
-        this.cancelledCalls++;
-        if (this[key] === pending) this[key] = undefined as this[K];
-      });
-    });
+  #clear() {
+    for (const key of Object.keys(this.pending) as (keyof Waiting)[]) delete this.pending[key];
   }
 
-  /** Settles the call `event` answers, as the real actor would. */
-  answer(event: LoopPathEvent): void {
-    const fail = (what: string): never => {
-      throw new Error(`cannot answer ${event.type}: no ${what} is waiting`);
-    };
-    switch (event.type) {
-      case 'xstate.done.actor.plan':
-        this.#take('plan', fail).resolve(event.output);
-        break;
-      case 'xstate.error.actor.plan':
-        this.#take('plan', fail).reject(event.error);
-        break;
-      case 'xstate.done.actor.respond':
-        this.#take('respond', fail).resolve(event.output);
-        break;
-      case 'xstate.error.actor.respond':
-        this.#take('respond', fail).reject(event.error);
-        break;
-      default:
-        if (!this.execute) fail('executor');
-        this.execute?.sendBack(event);
+  /** Answers the request `event` answers, as the real host would. */
+  answer(event: ToolLoopEvent): void {
+    const effect = event.type.split('.')[0] as keyof Waiting;
+    if (this.pending[effect] === undefined || !this.#sendBack) {
+      throw new Error(`cannot answer ${event.type}: no ${effect} request is waiting`);
     }
+    if (event.type !== 'execute.record') delete this.pending[effect];
+    this.#sendBack(event);
   }
 
-  #take<K extends 'plan' | 'respond'>(key: K, fail: (what: string) => never) {
-    const pending = this[key] ?? fail(key);
-    this[key] = undefined;
-    return pending as NonNullable<this[K]>;
-  }
-
-  /** Which actors wait for an answer, with their inputs: what a snapshot's state implies. */
+  /** Which requests wait for an answer, with their inputs: what a snapshot's state implies. */
   waiting() {
     return json({
-      plan: this.plan?.input,
-      execute: this.execute?.input,
-      respond: this.respond?.input,
+      plan: this.pending.plan,
+      execute: this.pending.execute as ExecuteInput | undefined,
+      respond: this.pending.respond as RespondInput | undefined,
     });
   }
 }
@@ -386,7 +325,7 @@ function observed(snapshot: ToolLoopSnapshot) {
   });
 }
 
-/** The calls the state a snapshot rests in must have made, built from its context. */
+/** The requests the state a snapshot rests in must have made, built from its context. */
 function expectedWaiting(snapshot: ToolLoopSnapshot) {
   const { context } = snapshot;
   const planning = snapshot.matches({ running: 'planning' });
@@ -424,10 +363,10 @@ export interface ReplayResult {
 }
 
 /**
- * Replays `path` on a real actor: the first step starts it; each later step settles the
- * invoked actor the event answers (or sends the timeout or ABORT from outside). After every
- * step the actor agrees with the path's snapshot, and exactly the actor that state invokes
- * waits, with the input its context implies.
+ * Replays `path` on a real actor: the first step starts it; each later step answers the
+ * request the event answers (or sends the timeout or ABORT from outside). After every step
+ * the actor agrees with the path's snapshot, and exactly the request that state made waits,
+ * with the input its context implies.
  */
 export async function replayPath(
   path: LoopPath,
@@ -435,7 +374,7 @@ export async function replayPath(
   config: ToolLoopConfig = PATH_CONFIG,
   change: Partial<ToolLoopInput> = {},
 ): Promise<ReplayResult> {
-  const driver = new ActorsDriver();
+  const driver = new EffectsDriver();
   const transitions = new Set<string>();
   const actor = createActor(machine.provide({ actors: driver.actors }), {
     input: pathInput(config, change),
@@ -450,8 +389,14 @@ export async function replayPath(
       const event = step.event as LoopPathEvent | { type: 'xstate.init' };
       const where = `step ${i} (${eventName(event)})`;
       if (event.type === 'xstate.init') actor.start();
-      else if (event.type === 'ABORT' || event.type === TIMEOUT_EVENT) actor.send(event as never);
-      else driver.answer(event);
+      else if (event.type === 'ABORT' || event.type === TIMEOUT_EVENT) {
+        // The loop cancels what it waited for before it stops its host.
+        const waited = Object.keys(driver.pending).length;
+        const cancelled = driver.cancelledCalls;
+        actor.send(event as never);
+        await flush();
+        expect(driver.cancelledCalls - cancelled, `${where}: requests cancelled`).toBe(waited);
+      } else driver.answer(event);
       await flush();
       expect(observed(actor.getSnapshot()), where).toEqual(observed(step.state));
       const events = path.steps.slice(0, i + 1).map((s) => s.event);
@@ -469,8 +414,9 @@ export async function replayPath(
       const { usage: _other, ...expected } = path.state.output ?? {};
       expect(json(output), 'output').toEqual(json(expected));
       expect(end.output?.usage.totalTokens, 'output usage').toBe(end.context.usage.totalTokens);
-      // Leaving `executing` early (abort, timeout) stops the executor, which aborts its tools.
-      expect(driver.executorsStopped.every(Boolean), 'every executor stopped').toBe(true);
+      // The loop ended: its host is stopped (what it ran is aborted) and nothing waits.
+      expect(driver.stopped, 'the effects host stopped').toBe(true);
+      expect(driver.waiting(), 'requests left waiting').toEqual(json({}));
     }
   } finally {
     actor.stop();

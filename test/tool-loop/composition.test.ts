@@ -223,12 +223,7 @@ describe('inspection (D1)', () => {
         ? [e.event.type]
         : [],
     );
-    expect(eventTypes).toEqual([
-      'xstate.done.actor.plan',
-      'execute.record',
-      'execute.done',
-      'xstate.done.actor.plan',
-    ]);
+    expect(eventTypes).toEqual(['plan.done', 'execute.record', 'execute.done', 'plan.done']);
     const values = inspected.flatMap((e) =>
       e.type === '@xstate.snapshot' && e.actorRef === inspected[0]?.actorRef
         ? [JSON.stringify((e.snapshot as { value?: unknown }).value)]
@@ -237,14 +232,19 @@ describe('inspection (D1)', () => {
     expect(values).toContain(JSON.stringify({ running: 'planning' }));
     expect(values).toContain(JSON.stringify({ running: 'executing' }));
     expect(values.at(-1)).toBe(JSON.stringify('done'));
-    // The plan, execute actors are visible as actors of the run, too.
+    // The effects host is visible as an actor of the run, and each request as an event to it.
     const actorIds = new Set(
       inspected.flatMap((e) =>
         e.type === '@xstate.actor' ? [(e.actorRef as unknown as { id: string }).id] : [],
       ),
     );
-    expect(actorIds).toContain('plan');
-    expect(actorIds).toContain('execute');
+    expect(actorIds).toContain('effects');
+    const requests = inspected.flatMap((e) =>
+      e.type === '@xstate.event' && (e.actorRef as unknown as { id: string }).id === 'effects'
+        ? [e.event.type]
+        : [],
+    );
+    expect(requests).toEqual(['xstate.init', 'plan', 'execute', 'plan']);
   });
 
   it('the inspect option of stream receives events too', async () => {
@@ -257,6 +257,6 @@ describe('inspection (D1)', () => {
     })) {
       // drain
     }
-    expect(seen).toContain('xstate.done.actor.plan');
+    expect(seen).toContain('plan.done');
   });
 });

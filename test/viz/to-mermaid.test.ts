@@ -133,10 +133,10 @@ describe('toMermaid on the project machines', () => {
     );
     // A transition out of the box is drawn from the box; a re-entry as a loop.
     expect(lines(text)).toContain(
-      's_running --> s_failed : after loopTimeout [hasTimeout] / failOnTimeout',
+      's_running --> s_failed : after loopTimeout [hasTimeout] / failOnTimeout, cancelEffects(timeout)',
     );
     expect(lines(text)).toContain(
-      's_running__planning --> s_running__planning : done#58; plan [canRetryPlan] / recordPlanError',
+      's_running__planning --> s_running__planning : plan.done [canRetryPlan] / recordPlanError',
     );
   });
 });

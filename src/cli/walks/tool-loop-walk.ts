@@ -10,29 +10,53 @@ import { PATH_CONFIG, PLANS, pathInput, RECORD, RESPONSE } from './tool-loop-con
 // How `statecraft paths` walks the tool-loop machine given the bare machine (or a ToolLoop):
 // two rounds, one retry of a malformed plan, a timeout and a final response; then the
 // configurations that take the other transitions (no response, planOnly, no tools, off).
-// The planner and the responder are invoked actors, answered through `actors`; the executor
-// reports by events. The project's own suite is test/machines/tool-loop.paths.test.ts.
+// The machine's one invoked actor, `effects`, never answers here: the walk offers the answers
+// to what the active state requested as events (`plan.done`, `execute.record`, …). The
+// project's own suite is test/machines/tool-loop.paths.test.ts.
 
 type ToolLoopSnapshot = ReturnType<typeof toolLoopMachine.getInitialSnapshot>;
 
 const EVENTS = {
+  planExecute: { type: 'plan.done', output: PLANS.execute },
+  planResponse: { type: 'plan.done', output: PLANS.response },
+  planNoCommands: { type: 'plan.done', output: PLANS.noCommands },
+  planMalformed: { type: 'plan.done', output: PLANS.malformed },
+  planError: { type: 'plan.error', error: new Error('planner unavailable') },
   record: { type: 'execute.record', index: 0, record: RECORD },
-  executed: { type: 'execute.done', records: [RECORD] },
+  executed: { type: 'execute.done', output: [RECORD] },
   executeError: { type: 'execute.error', error: new Error('executor crashed') },
+  responded: { type: 'respond.done', output: RESPONSE },
+  respondError: { type: 'respond.error', error: new Error('responder unavailable') },
   abort: { type: 'ABORT', reason: 'user cancelled' },
 } as const satisfies Record<string, ToolLoopEvent>;
 
 const NAMES = new Map<EventObject, string>(Object.entries(EVENTS).map(([k, v]) => [v, k]));
 
-/** The executor reports its one command's record before it is done, as the real one does. */
+/**
+ * The answers to the effect the active state requested, and ABORT while it plans. The
+ * executor reports its one command's record before it is done, as the real one does.
+ */
 function loopEvents(snapshot: ToolLoopSnapshot): ToolLoopEvent[] {
   if (snapshot.status !== 'active') return [];
+  if (snapshot.matches({ running: 'planning' })) {
+    return [
+      EVENTS.planExecute,
+      EVENTS.planResponse,
+      EVENTS.planNoCommands,
+      EVENTS.planMalformed,
+      EVENTS.planError,
+      EVENTS.abort,
+    ];
+  }
   if (snapshot.matches({ running: 'executing' })) {
     return snapshot.context.roundRecords.length === 0
       ? [EVENTS.record, EVENTS.executeError]
       : [EVENTS.executed];
   }
-  return snapshot.matches({ running: 'planning' }) ? [EVENTS.abort] : [];
+  if (snapshot.matches({ running: 'responding' })) {
+    return [EVENTS.responded, EVENTS.respondError];
+  }
+  return [];
 }
 
 export function toolLoopWalks(machine: typeof toolLoopMachine = toolLoopMachine): PathsSpec[] {
@@ -41,11 +65,7 @@ export function toolLoopWalks(machine: typeof toolLoopMachine = toolLoopMachine)
     label,
     input: tools ? pathInput(config) : { ...pathInput(config), availableTools: [] },
     events: loopEvents,
-    actors: {
-      plan: { outputs: Object.values(PLANS), errors: [new Error('planner unavailable')] },
-      execute: 'never',
-      respond: { outputs: [RESPONSE], errors: [new Error('responder unavailable')] },
-    },
+    actors: { effects: 'never' },
     describeEvent: (event) => NAMES.get(event) ?? event.type,
     limits: { maxDepth: 20, maxPaths: 2000 },
   });
