@@ -93,6 +93,16 @@ export {
 export { type PendingCalls, pendingToolCalls } from './compile/tool-linkage.js';
 export { assistantRequestText, truncationMarker } from './compile/truncation-marker.js';
 export {
+  JOURNAL_FORMAT_VERSION,
+  type JournalEntry,
+  type RunStatus,
+} from './durable/journal-entry.js';
+export { JournalError, type JournalErrorReason } from './durable/journal-error.js';
+export { JournalMismatchError } from './durable/journal-mismatch.js';
+export { fileStore } from './durable/stores/file-store.js';
+export type { JournalStore, RunListing } from './durable/stores/journal-store.js';
+export { memoryStore } from './durable/stores/memory-store.js';
+export {
   AbortError,
   ChainError,
   ConfigError,
@@ -210,6 +220,7 @@ export {
   type ToolLoopRunOptions,
   type ToolLoopStreamEvent,
 } from './runtime/create-tool-loop.js';
+export type { DurableRunOptions } from './runtime/durable-run.js';
 export {
   formatRunDetails,
   type ModelCallDetail,

@@ -9,6 +9,8 @@ import { jsonSafeOutput } from '../../src/tools/safe-output.js';
 
 export interface RunToolOptions {
   readonly signal?: AbortSignal;
+  /** Handed to the tool in its context (durable runs; see ToolContext). */
+  readonly idempotencyKey?: string;
 }
 
 // One signal that never aborts, for callers that pass none: tools may rely on `signal` existing.
@@ -113,7 +115,12 @@ export async function runTool(
     );
   }
   try {
-    const execution = (async () => tool.execute(parsed.data, { signal, toolCallId: call.id }))();
+    const execution = (async () =>
+      tool.execute(parsed.data, {
+        signal,
+        toolCallId: call.id,
+        ...(options.idempotencyKey !== undefined && { idempotencyKey: options.idempotencyKey }),
+      }))();
     // Without a caller's signal nothing can cancel the tool: skip the race and its listener.
     const output = options.signal ? await raceAbort(execution, signal) : await execution;
     if (output === ABORTED || signal.aborted)

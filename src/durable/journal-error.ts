@@ -10,7 +10,9 @@ export type JournalErrorReason =
   | 'unknown-run'
   | 'run-exists'
   | 'corrupt'
-  | 'newer-version';
+  | 'newer-version'
+  /** A chain's run resumed with a tool loop, or the other way round. */
+  | 'wrong-kind';
 
 export interface JournalErrorOptions extends StatecraftErrorOptions {
   readonly runId?: string;

@@ -25,6 +25,9 @@ import {
 import { brokenRunOutput } from '../../machines/chain-output.js';
 import type { EarlyStop, IntermediateStep } from '../../machines/early-stopping.js';
 import type { MutationLog } from '../compile/compile-turn.js';
+import type { EffectOutcome } from '../durable/run-journal.js';
+import { RunJournal } from '../durable/run-journal.js';
+import type { JournalStore } from '../durable/stores/journal-store.js';
 import {
   AbortError,
   ChainError,
@@ -37,7 +40,13 @@ import {
 } from '../errors.js';
 import { isRecord } from '../is-record.js';
 import { linkedController } from '../linked-controller.js';
-import { type Message, type ToolCall, type ToolResult, userMessage } from '../messages.js';
+import {
+  failedToolResult,
+  type Message,
+  type ToolCall,
+  type ToolResult,
+  userMessage,
+} from '../messages.js';
 import { checkModelResponse, modelSource } from '../model/check-response.js';
 import { ResponseCollector } from '../model/collect-stream.js';
 import type {
@@ -63,12 +72,23 @@ import type { RemoteToolExecutor } from '../tools/remote-executor.js';
 import { ToolCollisionError } from '../tools/tool-collision.js';
 import type { Usage } from '../usage.js';
 import { type ChainOptions, chainConfig } from './chain-options.js';
+import {
+  beginOrAttach,
+  type DurableRunOptions,
+  delayedEventType,
+  durableOptionsOf,
+  isJournalProblem,
+  type JournaledEffects,
+  performJournaled,
+  runJournaled,
+} from './durable-run.js';
 import { EventQueue } from './event-queue.js';
 import { runActor } from './run-actor.js';
 import { type RunDetails, RunRecorder, withDetails } from './run-details.js';
 import { modelCallError } from './run-errors.js';
 import { checkedRunInput } from './run-input.js';
 import { RunTools } from './run-tools.js';
+import { toolCallJournal } from './tool-call-journal.js';
 
 export interface ChainRunInput {
   /** The conversation so far; usually one user message. */
@@ -77,7 +97,7 @@ export interface ChainRunInput {
   readonly intermediateResults?: Readonly<Record<string, unknown>>;
 }
 
-export interface ChainRunOptions {
+export interface ChainRunOptions extends DurableRunOptions {
   /** Aborting ends the run in `failed` with an AbortError; the model call and every tool see it. */
   readonly signal?: AbortSignal;
   /** XState's inspection hook: pass `createBrowserInspector().inspect` or any observer; `inspectRuns` adds more. */
@@ -153,6 +173,17 @@ export interface Chain<T> {
     input: string | ChainRunInput,
     options?: ChainRunOptions,
   ): AsyncIterable<ChainStreamEvent<T>>;
+  /**
+   * Resumes a durable run (one started with `runId` and `store`) after its process died:
+   * replays its journal through the machine, answering every finished model and tool call
+   * from it, and continues live from there. A run that had ended settles as it did, making
+   * no call. Unknown ids, a tool loop's run, a journal of a newer format or other options
+   * than the run started with are refused with a JournalError / JournalMismatchError.
+   */
+  resume(
+    runId: string,
+    options: Omit<ChainRunOptions, 'runId' | 'store'> & { readonly store: JournalStore },
+  ): Promise<ChainResult<T>>;
   /** Routes tool calls to a remote executor first (SPEC C10), from the next model call on, in running runs too. */
   connect(remote: RemoteToolExecutor): void;
   disconnect(): void;
@@ -222,11 +253,17 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
     readonly onPart: PartListener | undefined;
     /** Every model call and tool call of the run, for `details()` (SPEC A5). */
     readonly recorder: RunRecorder;
+    /** A durable run's journal: effects are journaled, and replayed on resume. */
+    readonly journal: RunJournal | undefined;
   }
   const resources = new WeakMap<AnyActorSystem, RunResources>();
   /** The recorders of runs an app's machine invoked, by the chain actor (SPEC R5, X4). */
   const childRuns = new WeakMap<AnyActorRef, RunRecorder>();
-  const newResources = (onPart?: PartListener, recorder = new RunRecorder()): RunResources => {
+  const newResources = (
+    onPart?: PartListener,
+    recorder = new RunRecorder(),
+    journal?: RunJournal,
+  ): RunResources => {
     const controller = new AbortController();
     setMaxListeners(0, controller.signal); // every concurrent tool call listens to it
     const tools = new RunTools({
@@ -236,13 +273,20 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
       timeoutMs: options.toolTimeoutMs,
       streamBatchSize: options.streamBatchSize ?? 5,
       onCallDone: (done) =>
-        recorder.toolCall(done.call, done.result, done.executor, done.startedAt, done.endedAt),
+        recorder.toolCall(
+          done.call,
+          done.result,
+          done.executor,
+          done.startedAt,
+          done.endedAt,
+          done.resumed,
+        ),
       ...(recorder.observation && {
         onCallStart: (call: ToolCall, executor: string, startedAt: number) =>
           recorder.toolCallStarted(call, executor, startedAt),
       }),
     });
-    return { controller, tools, onPart, recorder };
+    return { controller, tools, onPart, recorder, journal };
   };
   const dispose = (run: RunResources) => {
     run.controller.abort(RUN_ENDED);
@@ -250,7 +294,12 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
     return run.tools.close();
   };
 
-  async function callModel(input: CallModelInput, run: RunResources, signal: AbortSignal) {
+  async function callModel(
+    input: CallModelInput,
+    run: RunResources,
+    signal: AbortSignal,
+    reissued = false,
+  ) {
     const specs = await run.tools.specs(signal);
     const request: ModelRequest = {
       ...options.modelSettings,
@@ -263,18 +312,58 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
       ...(responseFormat && { responseFormat }),
     };
     const { onPart } = run;
-    const label = `${input.final ? 'final answer, ' : ''}generation ${input.iteration}`;
-    return run.recorder.modelCall(label, request, onPart !== undefined, async () => {
-      // Checked at the boundary (SPEC Q3): a malformed response is a ModelError here, and a
-      // missing usage counts zero, instead of a TypeError deep in the machine.
-      if (!onPart) return checkModelResponse(await model.generate(request, { signal }), source);
-      const collector = new ResponseCollector();
-      for await (const part of model.stream(request, { signal })) {
-        onPart(part, input.iteration);
-        collector.add(part);
-      }
-      return checkModelResponse(collector.response(), source);
+    const label = modelCallLabel(input);
+    const resumed = reissued ? { possiblyRepeated: true as const } : undefined;
+    return run.recorder.modelCall(
+      label,
+      request,
+      onPart !== undefined,
+      async () => {
+        // Checked at the boundary (SPEC Q3): a malformed response is a ModelError here, and a
+        // missing usage counts zero, instead of a TypeError deep in the machine.
+        if (!onPart) return checkModelResponse(await model.generate(request, { signal }), source);
+        const collector = new ResponseCollector();
+        for await (const part of model.stream(request, { signal })) {
+          onPart(part, input.iteration);
+          collector.add(part);
+        }
+        return checkModelResponse(collector.response(), source);
+      },
+      resumed,
+    );
+  }
+
+  /** A finished effect's journaled answer, as the machine gets it; recorded for details(). */
+  function replayedAnswer(
+    request: Exclude<ChainEffectRequest, { type: 'cancel' }>,
+    outcome: Extract<EffectOutcome, { kind: 'replayed' }>,
+    run: RunResources,
+  ): ChainEvent {
+    // A chain's effect answers once.
+    const event = outcome.answers[0] as ChainEvent;
+    if (request.type === 'callModel' && event.type === 'callModel.done') {
+      const request_: ModelRequest = { ...options.modelSettings, messages: request.input.messages };
+      run.recorder.replayedModelCall(
+        modelCallLabel(request.input),
+        request_,
+        event.output,
+        outcome.ms,
+      );
+    }
+    if (request.type !== 'executeTools' || event.type !== 'executeTools.done') return event;
+    const byId = new Map(outcome.calls.map((call) => [call.callId, call]));
+    const results = request.input.calls.map((call) => {
+      const known = byId.get(call.id);
+      const result = known?.finished
+        ? (known.result as ToolResult)
+        : failedToolResult(call, `The run's journal holds no result for call ${call.id}.`);
+      const now = performance.now();
+      run.recorder.toolCall(call, result, known?.executor ?? 'local', now, now + (known?.ms ?? 0), {
+        replayed: true,
+      });
+      return result;
     });
+    return { type: event.type, output: { ...event.output, results } };
   }
 
   // The one actor a run's machine invokes: it performs each effect the machine requests and
@@ -292,37 +381,78 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
       ? undefined
       : newResources(undefined, self._parent && childRuns.get(self._parent));
     const run = (resources.get(system) ?? owned) as RunResources;
-    const { controller, tools } = run;
+    const { controller, tools, journal } = run;
     let current = linkedController(controller.signal).controller;
+    type Live = Extract<EffectOutcome, { kind: 'live' }>;
     const answer = (
       type: Exclude<ChainEffectRequest['type'], 'cancel'>,
       work: (signal: AbortSignal) => Promise<unknown>,
+      live?: Live,
     ) => {
       const { signal } = current;
+      const startedAt = live && performance.now();
       const settle = (event: ChainEvent) => {
-        if (!signal.aborted) sendBack(event);
+        if (signal.aborted) return;
+        // Journaled as it is delivered: the journal's order is the order the machine saw.
+        if (live && journal) {
+          journal.answered(live.seq, journaledAnswer(event), elapsed(startedAt));
+        }
+        sendBack(event);
       };
-      work(signal).then(
+      const journaled =
+        live && journal
+          ? async (signal: AbortSignal) => {
+              await journal.requested(live, type);
+              return work(signal);
+            }
+          : work;
+      journaled(signal).then(
         (output) => settle({ type: `${type}.done`, output } as ChainEvent),
         (error: unknown) => settle({ type: `${type}.error`, error } as ChainEvent),
       );
     };
-    receive((request) => {
+    const perform = (request: Exclude<ChainEffectRequest, { type: 'cancel' }>, live?: Live) => {
       switch (request.type) {
         case 'callModel':
-          return answer('callModel', (signal) => callModel(request.input, run, signal));
-        case 'executeTools':
-          return answer('executeTools', (signal) =>
-            tools.execute(request.input.calls, signal, request.input.directCallId),
+          return answer(
+            'callModel',
+            (signal) => callModel(request.input, run, signal, live?.reissued),
+            live,
           );
-        case 'validateResult':
-          return answer('validateResult', () => validate(request.input.text));
-        case 'cancel': {
-          current.abort(new AbortError(`Cancelled: the run reached ${request.reason}`));
-          current = linkedController(controller.signal).controller;
-          return;
+        case 'executeTools': {
+          const stepJournal = live && journal && toolCallJournal(journal, live.seq, live.calls);
+          return answer(
+            'executeTools',
+            (signal) =>
+              tools.execute(request.input.calls, signal, request.input.directCallId, stepJournal),
+            live,
+          );
         }
+        case 'validateResult':
+          return answer('validateResult', () => validate(request.input.text), live);
       }
+    };
+    const journaledEffects:
+      | JournaledEffects<Exclude<ChainEffectRequest, { type: 'cancel' }>>
+      | undefined = journal && {
+      journal,
+      kind: 'chain',
+      sendBack: sendBack as JournaledEffects<ChainEffectRequest & { input: unknown }>['sendBack'],
+      timerEvent: MAX_EXECUTION_TIME_EVENT,
+      describe: (request) => EFFECT_NAMES[request.type],
+      live: (request, outcome) => perform(request, outcome),
+      replay: (request, outcome) => sendBack(replayedAnswer(request, outcome, run)),
+    };
+    receive((request) => {
+      if (request.type === 'cancel') {
+        // Only the deadline cancels a chain's effects: journaled as the timer firing.
+        journal?.timerFired('maxExecutionTime');
+        current.abort(new AbortError(`Cancelled: the run reached ${request.reason}`));
+        current = linkedController(controller.signal).controller;
+        return;
+      }
+      if (journaledEffects) return performJournaled(journaledEffects, request);
+      return perform(request);
     });
     return () => {
       void dispose(run);
@@ -427,18 +557,24 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
     recorder: RunRecorder,
     onPart?: PartListener,
     onSnapshot?: (snapshot: ChainSnapshot) => void,
+    openJournal?: (machineInput: ChainInput) => Promise<RunJournal>,
   ): Promise<ChainOutput> {
     const { observation } = recorder;
     let machineInput: ChainInput;
+    let journal: RunJournal | undefined;
     try {
       machineInput = input(runInput);
+      journal = await openJournal?.(machineInput);
     } catch (error) {
       observation?.failed(error);
       throw error;
     }
     const inspect = inspectorFor(runOptions.inspect);
-    const actor = createActor(machine, { input: machineInput, ...(inspect && { inspect }) });
-    const runResources = newResources(onPart, recorder);
+    const actor = createActor(journal ? durableMachine(journal) : machine, {
+      input: machineInput,
+      ...(inspect && { inspect }),
+    });
+    const runResources = newResources(onPart, recorder, journal);
     resources.set(actor.system, runResources);
     // Observers see every macrostep; unobserved runs subscribe only when streamed, as before.
     const observedSnapshot = observation
@@ -447,6 +583,28 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
           observation.state(snapshot.value, snapshot.context);
         }
       : onSnapshot;
+    if (journal) {
+      try {
+        let output: ChainOutput;
+        try {
+          output = await runJournaled(actor, journal, {
+            signal: runOptions.signal,
+            onSnapshot: observedSnapshot,
+          });
+        } catch (error) {
+          if (isJournalProblem(error)) throw error;
+          output = brokenRunOutput(actor.getSnapshot().context, machineFailed(error), error);
+        }
+        await journal.end(output.status === 'failed' ? 'failed' : 'succeeded');
+        return output;
+      } catch (error) {
+        observation?.failed(error);
+        throw error;
+      } finally {
+        actor.stop();
+        await dispose(runResources);
+      }
+    }
     try {
       return await runActor(actor, { signal: runOptions.signal, onSnapshot: observedSnapshot });
     } catch (error) {
@@ -458,6 +616,71 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
     }
   }
 
+  /** The machine of a durable run: its deadline counts from the journaled start, across restarts. */
+  function durableMachine(journal: RunJournal): ChainMachine<T> {
+    return observedAgent.machine.provide({
+      delays: {
+        maxExecutionTime: ({ context }) => journal.remaining(context.config.maxExecutionTime ?? 0),
+      },
+    }) as ChainMachine<T>;
+  }
+
+  /** A durable run's journal: begun, or attached to when the store holds `runId` already. */
+  const journalOpener =
+    (durable: { readonly runId: string; readonly store: JournalStore }) =>
+    (machineInput: ChainInput) => {
+      const journaledInput = chainRunInput(machineInput);
+      return beginOrAttach(
+        {
+          begin: () =>
+            RunJournal.begin(durable.store, {
+              runId: durable.runId,
+              kind: 'chain',
+              input: journaledInput,
+              config,
+            }),
+          reopen: () => RunJournal.reopen(durable.store, durable.runId, 'chain', config),
+        },
+        journaledInput,
+      );
+    };
+
+  /**
+   * Durable runs going on in this process, by store and id: starting or resuming one of them
+   * again attaches to it (one writer per journal) instead of running it twice.
+   */
+  const liveRuns = new WeakMap<JournalStore, Map<string, LiveRun>>();
+  interface LiveRun {
+    readonly ended: Promise<{ readonly output: ChainOutput; readonly recorder: RunRecorder }>;
+    readonly attached: boolean;
+  }
+  function liveRun(
+    durable: { readonly runId: string; readonly store: JournalStore },
+    start: () => Promise<{ readonly output: ChainOutput; readonly recorder: RunRecorder }>,
+  ): LiveRun {
+    let runs = liveRuns.get(durable.store);
+    const running = runs?.get(durable.runId);
+    if (running) return { ended: running.ended, attached: true };
+    if (!runs) {
+      runs = new Map();
+      liveRuns.set(durable.store, runs);
+    }
+    const live = { ended: start(), attached: false };
+    const forget = () => {
+      if (runs.get(durable.runId) === live) runs.delete(durable.runId);
+    };
+    runs.set(durable.runId, live);
+    live.ended.then(forget, forget);
+    return live;
+  }
+
+  /** What a durable invoke() or resume() resolves with: its own run's, or the one it attached to. */
+  async function settleLive(live: LiveRun): Promise<ChainResult<T>> {
+    const { output, recorder } = await live.ended;
+    // Observers were told of the run by whoever started it.
+    return settle<T>(output, recorder, !live.attached);
+  }
+
   /** A run's recorder, observed when anyone observes runs (SPEC X4): the run starts here. */
   const recorderFor = (runInput: string | ChainRunInput, runOptions: AgentRunObserving) =>
     new RunRecorder(observeAgentRun(runOptions, observedAgent, runInput));
@@ -467,7 +690,45 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
     runOptions: ChainRunOptions = {},
   ): Promise<ChainResult<T>> {
     const recorder = recorderFor(runInput, runOptions);
-    return settle<T>(await run(runInput, runOptions, recorder), recorder);
+    const durable = durableOptionsOf(runOptions, `chain '${observedAgent.name}'`);
+    if (!durable) return settle<T>(await run(runInput, runOptions, recorder), recorder);
+    return settleLive(
+      liveRun(durable, async () => ({
+        output: await run(
+          runInput,
+          runOptions,
+          recorder,
+          undefined,
+          undefined,
+          journalOpener(durable),
+        ),
+        recorder,
+      })),
+    );
+  }
+
+  async function resume(
+    runId: string,
+    runOptions: Omit<ChainRunOptions, 'runId' | 'store'> & { readonly store: JournalStore },
+  ): Promise<ChainResult<T>> {
+    const durable = durableOptionsOf({ ...runOptions, runId }, `chain '${observedAgent.name}'`);
+    if (!durable) throw new ConfigError('store', 'resume(runId, { store }) needs the store');
+    return settleLive(
+      liveRun(durable, async () => {
+        const journal = await RunJournal.reopen(durable.store, runId, 'chain', config);
+        const runInput = journal.input as ChainRunInput;
+        const recorder = recorderFor(runInput, runOptions);
+        const output = await run(
+          runInput,
+          runOptions,
+          recorder,
+          undefined,
+          undefined,
+          async () => journal,
+        );
+        return { output, recorder };
+      }),
+    );
   }
 
   return {
@@ -475,6 +736,7 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
     machine,
     input,
     invoke,
+    resume,
     batch: (inputs, batchOptions) => batchSettled(inputs, batchOptions, invoke),
     stream(runInput, runOptions = {}) {
       // Breaking out of the loop stops the run: nobody would read what it spends tokens on.
@@ -509,16 +771,42 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
         if (part.type === 'text-delta')
           queue.push({ type: 'text-delta', delta: part.delta, iteration });
       };
-      const recorder = recorderFor(runInput, runOptions);
+      let recorder = recorderFor(runInput, runOptions);
+      let observe = true;
+      const streamOptions = { ...runOptions, signal: stop.signal };
+      const durableRun = async (durable: { runId: string; store: JournalStore }) => {
+        const live = liveRun(durable, async () => ({
+          output: await run(
+            runInput,
+            streamOptions,
+            recorder,
+            onPart,
+            onSnapshot,
+            journalOpener(durable),
+          ),
+          recorder,
+        }));
+        // Attached to a run this process is making: its final event only.
+        const ended = await live.ended;
+        recorder = ended.recorder;
+        observe = !live.attached;
+        return ended.output;
+      };
+      const output = (async () => {
+        const durable = durableOptionsOf(runOptions, `chain '${observedAgent.name}'`);
+        return durable
+          ? durableRun(durable)
+          : run(runInput, streamOptions, recorder, onPart, onSnapshot);
+      })();
       queue.endWith(
-        run(runInput, { ...runOptions, signal: stop.signal }, recorder, onPart, onSnapshot),
+        output,
         (output) => ({
           type: 'final',
           output,
           details: recorder.details(),
-          result: output.status === 'failed' ? undefined : settle<T>(output, recorder),
+          result: output.status === 'failed' ? undefined : settle<T>(output, recorder, observe),
         }),
-        (output) => (output.status === 'failed' ? errorOf(output, recorder) : undefined),
+        (output) => (output.status === 'failed' ? errorOf(output, recorder, observe) : undefined),
         unlink,
       );
       return queue;
@@ -548,12 +836,42 @@ function machineFailed(error: unknown): string {
   return `The chain machine failed: ${error instanceof Error ? error.message : String(error)}`;
 }
 
+/** What a mismatch calls each effect of the chain. */
+const EFFECT_NAMES = {
+  callModel: 'model call',
+  executeTools: 'tool step',
+  validateResult: 'validation',
+} as const;
+
+/** The event the machine gets when maxExecutionTime fires: a journaled firing is replayed as it. */
+const MAX_EXECUTION_TIME_EVENT = delayedEventType(chainMachine, 'maxExecutionTime');
+
+function modelCallLabel(input: CallModelInput): string {
+  return `${input.final ? 'final answer, ' : ''}generation ${input.iteration}`;
+}
+
+function elapsed(startedAt: number | undefined): number | undefined {
+  return startedAt === undefined
+    ? undefined
+    : Math.round((performance.now() - startedAt) * 10) / 10;
+}
+
+/**
+ * A chain's answer as journaled: a tool step's results are journaled call by call (`result`
+ * entries, see RunTools), so its answer keeps only the rest; replayedAnswer puts them back.
+ */
+function journaledAnswer(event: ChainEvent): unknown {
+  if (event.type !== 'executeTools.done') return event;
+  const { results: _results, ...rest } = event.output;
+  return { type: event.type, output: rest };
+}
+
 /** The abort reason effects see when their run ends first; made once, since stacks are costly. */
 const RUN_ENDED = new AbortError('The run ended before this effect finished');
 
 /** The result of a succeeded run, or the typed error of a failed one (with the partial run). */
-function settle<T>(output: ChainOutput, recorder: RunRecorder): ChainResult<T> {
-  if (output.status === 'failed') throw errorOf(output, recorder);
+function settle<T>(output: ChainOutput, recorder: RunRecorder, observe = true): ChainResult<T> {
+  if (output.status === 'failed') throw errorOf(output, recorder, observe);
   const {
     status,
     result,
@@ -583,7 +901,7 @@ function settle<T>(output: ChainOutput, recorder: RunRecorder): ChainResult<T> {
     },
     recorder,
   );
-  recorder.observation?.succeeded(settled, usage);
+  if (observe) recorder.observation?.succeeded(settled, usage);
   return settled;
 }
 
@@ -591,6 +909,7 @@ function settle<T>(output: ChainOutput, recorder: RunRecorder): ChainResult<T> {
 function errorOf(
   output: Extract<ChainOutput, { status: 'failed' }>,
   recorder: RunRecorder,
+  observe = true,
 ): StatecraftError {
   const { failure } = output;
   const partial: ChainPartialResult = {
@@ -603,7 +922,7 @@ function errorOf(
   };
   const options = { partial, ...(failure.cause !== undefined && { cause: failure.cause }) };
   const error = chainErrorOf(failure, output, options);
-  recorder.observation?.failed(error, output.usage);
+  if (observe) recorder.observation?.failed(error, output.usage);
   return error;
 }
 

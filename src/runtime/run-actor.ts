@@ -5,6 +5,8 @@ export interface RunActorOptions<A extends AnyActorRef> {
   /** Aborting sends the machine `ABORT` (with the reason's words): the machine decides what follows. */
   readonly signal?: AbortSignal | undefined;
   readonly onSnapshot?: ((snapshot: SnapshotFrom<A>) => void) | undefined;
+  /** Told of the ABORT just before the machine gets it (a durable run journals it). */
+  readonly beforeAbort?: ((reason: string | undefined) => void) | undefined;
 }
 
 /**
@@ -16,8 +18,12 @@ export async function runActor<A extends AnyActorRef>(
   actor: A,
   options: RunActorOptions<A>,
 ): Promise<OutputFrom<A>> {
-  const { signal, onSnapshot } = options;
-  const onAbort = () => actor.send({ type: 'ABORT', reason: reasonText(signal?.reason) });
+  const { signal, onSnapshot, beforeAbort } = options;
+  const onAbort = () => {
+    const reason = reasonText(signal?.reason);
+    beforeAbort?.(reason);
+    actor.send({ type: 'ABORT', reason });
+  };
   signal?.addEventListener('abort', onAbort, { once: true });
   const subscription = onSnapshot
     ? actor.subscribe({ next: onSnapshot, error: () => {} })

@@ -24,6 +24,10 @@ export interface ModelCallDetail {
   readonly response?: ModelResponse;
   readonly error?: string;
   readonly usage: Usage;
+  /** A durable run's call answered from its journal on resume: not made again. */
+  readonly replayed?: true;
+  /** Made again on resume: it was in flight when the process died, so it may have been made twice. */
+  readonly possiblyRepeated?: true;
 }
 
 export interface ToolCallDetail {
@@ -34,6 +38,19 @@ export interface ToolCallDetail {
   readonly executor: string;
   readonly startedAtMs: number;
   readonly latencyMs: number;
+  /** A durable run's call answered from its journal on resume: the tool did not run again. */
+  readonly replayed?: true;
+  /**
+   * Issued again on resume: it was running when the process died, so it may have run twice
+   * (with the same idempotency key both times).
+   */
+  readonly possiblyRepeated?: true;
+}
+
+/** How a durable run's resume came by a call (see ModelCallDetail, ToolCallDetail). */
+export interface ResumedCall {
+  readonly replayed?: true;
+  readonly possiblyRepeated?: true;
 }
 
 export interface RunDetails {
@@ -77,8 +94,9 @@ export class RunRecorder {
     request: ModelRequest,
     streamed: boolean,
     call: () => Promise<ModelResponse>,
+    resumed?: ResumedCall,
   ): Promise<ModelResponse> {
-    const recording = this.startModelCall(purpose, request, streamed);
+    const recording = this.startModelCall(purpose, request, streamed, resumed);
     try {
       const response = await call();
       recording.answered(response);
@@ -90,13 +108,19 @@ export class RunRecorder {
   }
 
   /** For calls whose answer is not a ModelResponse as such (a plan read from a stream). */
-  startModelCall(purpose: string, request: ModelRequest, streamed: boolean): ModelCallRecording {
+  startModelCall(
+    purpose: string,
+    request: ModelRequest,
+    streamed: boolean,
+    resumed?: ResumedCall,
+  ): ModelCallRecording {
     const started = performance.now();
     const detail = {
       index: this.#modelCalls.length + this.#pending + 1,
       purpose,
       startedAtMs: round(started - this.#start),
       request,
+      ...resumed,
     };
     this.#pending++;
     const { observation } = this;
@@ -122,6 +146,28 @@ export class RunRecorder {
     };
   }
 
+  /**
+   * A durable run's model call answered from its journal on resume: recorded with the
+   * latency it had, observers not told (they saw it in the process that made it).
+   */
+  replayedModelCall(
+    purpose: string,
+    request: ModelRequest,
+    response: ModelResponse,
+    latencyMs = 0,
+  ): void {
+    this.#modelCalls.push({
+      index: this.#modelCalls.length + this.#pending + 1,
+      purpose,
+      startedAtMs: round(performance.now() - this.#start),
+      request,
+      latencyMs,
+      response,
+      usage: response.usage,
+      replayed: true,
+    });
+  }
+
   /** A tool call starting (`performance.now()` time): only observers hear of it. */
   toolCallStarted(call: ToolCall, executor: string, startedAt: number): void {
     this.observation?.toolCallStart(call, executor, startedAt);
@@ -133,6 +179,7 @@ export class RunRecorder {
     executor: string,
     startedAt: number,
     endedAt: number,
+    resumed?: ResumedCall,
   ): void {
     this.#toolCalls.push({
       index: this.#toolCalls.length + 1,
@@ -141,8 +188,11 @@ export class RunRecorder {
       executor,
       startedAtMs: round(startedAt - this.#start),
       latencyMs: round(endedAt - startedAt),
+      ...resumed,
     });
-    this.observation?.toolCallEnd(call, result, executor, startedAt, endedAt);
+    // A replayed call was observed in the process that ran it.
+    if (!resumed?.replayed)
+      this.observation?.toolCallEnd(call, result, executor, startedAt, endedAt);
   }
 
   /** Marks the run's end: later calls of details() report the same duration. */

@@ -16,6 +16,8 @@ import {
 } from '../tools/run-streams.js';
 import { refuseCollisions } from '../tools/tool-collision.js';
 import { isAsyncIterable } from './async-iterable.js';
+import type { ResumedCall } from './run-details.js';
+import type { ToolCallJournal } from './tool-call-journal.js';
 
 export { STOP_STREAM_TOOL };
 
@@ -38,7 +40,15 @@ export interface RunToolsOptions {
     readonly executor: string;
     readonly startedAt: number;
     readonly endedAt: number;
+    /** A durable run's call answered from its journal, or issued again on resume. */
+    readonly resumed?: ResumedCall;
   }) => void;
+}
+
+/** One call as #timed runs it: durable runs add its key and whether it is a second attempt. */
+interface CallAttempt {
+  readonly idempotencyKey?: string;
+  readonly possiblyRepeated?: true;
 }
 
 /**
@@ -54,6 +64,8 @@ export class RunTools {
   readonly #links = new Map<string, StreamLink>();
   /** Calls sent to the remote executor, by id, with its name: for onCallDone. */
   readonly #remoteCalls = new Map<string, string>();
+  /** Who ran each call of a durable run, for its journal entry. */
+  readonly #lastExecutor = new Map<string, string>();
   readonly #limit: ((fn: () => Promise<ToolResult>) => Promise<ToolResult>) | undefined;
   #remoteTools:
     | { remote: RemoteToolExecutor; specs: Promise<readonly ToolSpec[] | undefined> }
@@ -86,33 +98,83 @@ export class RunTools {
     return specs;
   }
 
-  /** Runs a step's calls; a stream returned by `directCallId` (a returnDirect call) is read whole. */
+  /**
+   * Runs a step's calls; a stream returned by `directCallId` (a returnDirect call) is read
+   * whole. With a journal (durable runs) each call's intent is written before it runs and its
+   * result after, and a call the journal finished before a crash is answered from it.
+   */
   async execute(
     calls: readonly ToolCall[],
     signal: AbortSignal,
     directCallId?: string,
+    journal?: ToolCallJournal,
   ): Promise<ExecuteToolsOutput> {
     const step = ++this.#step;
-    const results = await Promise.all(
-      calls.map((call) =>
-        this.#limit ? this.#limit(() => this.#timed(call, signal)) : this.#timed(call, signal),
-      ),
-    );
     let openedStream = false;
-    const settled = await Promise.all(
-      results.map(async (result) => {
-        if (!result.success || !isAsyncIterable(result.output)) return result;
-        const link = this.#links.get(result.toolCallId) ?? NO_LINK;
-        this.#links.delete(result.toolCallId);
-        // The run's answer: all of it, not a first batch that no later step would follow up.
-        if (result.toolCallId === directCallId) return this.#streams.drain(result, signal, link);
-        const opened = await this.#streams.open(result, step, link);
-        openedStream ||= opened.success;
-        return opened;
+    const timed = async (call: ToolCall) =>
+      this.#timed(call, signal, journal && (await this.#attempt(call, journal)));
+    const runCall = async (call: ToolCall): Promise<ToolResult> => {
+      const started = performance.now();
+      const result = await (this.#limit ? this.#limit(() => timed(call)) : timed(call));
+      if (!result.success || !isAsyncIterable(result.output)) {
+        journal?.finished(call, result, this.#executorAfter(call), performance.now() - started);
+        return result;
+      }
+      const link = this.#links.get(result.toolCallId) ?? NO_LINK;
+      this.#links.delete(result.toolCallId);
+      // The run's answer: all of it, not a first batch that no later step would follow up.
+      const settled =
+        result.toolCallId === directCallId
+          ? await this.#streams.drain(result, signal, link)
+          : await this.#streams.open(result, step, link);
+      if (result.toolCallId !== directCallId) openedStream ||= settled.success;
+      journal?.finished(call, settled, this.#executorAfter(call), performance.now() - started);
+      return settled;
+    };
+    const results = await Promise.all(
+      calls.map((call) => {
+        const known = journal?.known(call.id);
+        if (known?.finished) return this.#replayed(call, known.result as ToolResult, known);
+        return runCall(call);
       }),
     );
     const streamBatches = await this.#streams.batches(step);
-    return { results: settled, streamBatches, openedStream };
+    return { results, streamBatches, openedStream };
+  }
+
+  /** A durable run's call: its intent written (unless an earlier process wrote it), its key. */
+  async #attempt(call: ToolCall, journal: ToolCallJournal): Promise<CallAttempt> {
+    const known = journal.known(call.id);
+    if (!known) await journal.starting(call);
+    return {
+      idempotencyKey: journal.idempotencyKey(call.id),
+      ...(known && { possiblyRepeated: true as const }),
+    };
+  }
+
+  /** A call answered from the journal: recorded for details(), not run. */
+  #replayed(
+    call: ToolCall,
+    result: ToolResult,
+    known: { readonly executor?: string; readonly ms?: number },
+  ): ToolResult {
+    const now = performance.now();
+    this.#options.onCallDone?.({
+      call,
+      result,
+      executor: known.executor ?? 'local',
+      startedAt: now,
+      endedAt: now + (known.ms ?? 0),
+      resumed: { replayed: true },
+    });
+    return result;
+  }
+
+  /** Who ran `call`, once it ran (for the journal; #timed has told onCallDone already). */
+  #executorAfter(call: ToolCall): string {
+    const executor = this.#lastExecutor.get(call.id) ?? 'local';
+    this.#lastExecutor.delete(call.id);
+    return executor;
   }
 
   /** Ends every open stream; the run calls it however it ends. Never rejects. */
@@ -168,23 +230,31 @@ export class RunTools {
   }
 
   /** #runOne, reported to onCallDone with its timing and executor. */
-  async #timed(call: ToolCall, signal: AbortSignal): Promise<ToolResult> {
+  async #timed(call: ToolCall, signal: AbortSignal, attempt?: CallAttempt): Promise<ToolResult> {
     const { onCallDone } = this.#options;
-    if (!onCallDone) return this.#runOne(call, signal);
+    if (!onCallDone && !attempt) return this.#runOne(call, signal);
     const startedAt = performance.now();
     const { onCallStart } = this.#options;
     if (onCallStart) onCallStart(call, await this.#executorOf(call), startedAt);
-    const result = await this.#runOne(call, signal);
+    const result = await this.#runOne(call, signal, attempt?.idempotencyKey);
     const executor = this.#remoteCalls.get(call.id) ?? 'local';
     this.#remoteCalls.delete(call.id);
-    onCallDone({ call, result, executor, startedAt, endedAt: performance.now() });
+    if (attempt) this.#lastExecutor.set(call.id, executor);
+    onCallDone?.({
+      call,
+      result,
+      executor,
+      startedAt,
+      endedAt: performance.now(),
+      ...(attempt?.possiblyRepeated && { resumed: { possiblyRepeated: true } }),
+    });
     return result;
   }
 
-  async #runOne(call: ToolCall, runSignal: AbortSignal): Promise<ToolResult> {
+  async #runOne(call: ToolCall, runSignal: AbortSignal, key?: string): Promise<ToolResult> {
     if (call.name === STOP_STREAM_TOOL) return this.#streams.stop(call);
     const { timeoutMs } = this.#options;
-    if (timeoutMs === undefined) return this.#dispatch(call, runSignal);
+    if (timeoutMs === undefined) return this.#dispatch(call, runSignal, key);
     // The call's own signal: aborted by the run, or by its timeout. A call that returns a
     // stream keeps the link to the run until the stream closes (see #openStream).
     const controller = new AbortController();
@@ -198,7 +268,7 @@ export class RunTools {
     }, timeoutMs);
     let keepLink = false;
     try {
-      const result = await this.#dispatch(call, controller.signal);
+      const result = await this.#dispatch(call, controller.signal, key);
       if (timedOut) {
         return {
           ...result,
@@ -234,18 +304,18 @@ export class RunTools {
    * tool exists only when the remote set `shadowLocalTools`: otherwise specs() refused the
    * collision before the model could call it.
    */
-  async #dispatch(call: ToolCall, signal: AbortSignal): Promise<ToolResult> {
+  async #dispatch(call: ToolCall, signal: AbortSignal, key?: string): Promise<ToolResult> {
     const { local } = this.#options;
     const remote = this.#options.remote();
     if (remote && (await this.#knownRemoteSpecs(remote)).some((t) => t.name === call.name)) {
       this.#remoteCalls.set(call.id, remote.name);
-      const result = await callRemote(remote, call, signal);
+      const result = await callRemote(remote, call, signal, key);
       if (result !== NO_RETURN) return result;
       if (!local.has(call.name)) {
         return failedToolResult(call, `Tool '${call.name}' on ${remote.name} returned no result.`);
       }
       this.#remoteCalls.delete(call.id);
     }
-    return local.run(call, { signal });
+    return local.run(call, { signal, ...(key !== undefined && { idempotencyKey: key }) });
   }
 }

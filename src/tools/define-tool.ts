@@ -7,6 +7,13 @@ export interface ToolContext {
   /** Aborted when the run is cancelled or the tool times out; pass it to fetch, child processes… */
   readonly signal: AbortSignal;
   readonly toolCallId: string;
+  /**
+   * In a durable run: `<runId>:<toolCallId>`, the same on every attempt of this call. A call
+   * that was running when its process died is issued once more on resume, with the same key:
+   * pass it to the service the tool changes (a payment's idempotency key, an upsert's id) so
+   * the second attempt is harmless. Undefined outside durable runs.
+   */
+  readonly idempotencyKey?: string;
 }
 
 export interface ToolDefinition<Input extends z.ZodType, Output> {

@@ -18,12 +18,18 @@ export async function callRemote(
   remote: RemoteToolExecutor,
   call: ToolCall,
   signal: AbortSignal,
+  idempotencyKey?: string,
 ): Promise<ToolResult | typeof NO_RETURN> {
   const fail = (error: string) => failedToolResult(call, error);
   try {
     // Raced against the signal: a remote that ignores it must not hold the run.
     const result: unknown = await raceAbort(
-      Promise.resolve().then(() => remote.execute(call, { signal })),
+      Promise.resolve().then(() =>
+        remote.execute(call, {
+          signal,
+          ...(idempotencyKey !== undefined && { idempotencyKey }),
+        }),
+      ),
       signal,
     );
     if (result === ABORTED) return fail(`Tool '${call.name}' was cancelled.`);

@@ -22,5 +22,9 @@ export interface RemoteToolExecutor {
   listTools(options?: {
     readonly signal?: AbortSignal;
   }): Promise<readonly ToolSpec[]> | readonly ToolSpec[];
-  execute(call: ToolCall, options: { readonly signal: AbortSignal }): Promise<ToolResult>;
+  /** `idempotencyKey`: in durable runs, the same on every attempt of this call (see ToolContext). */
+  execute(
+    call: ToolCall,
+    options: { readonly signal: AbortSignal; readonly idempotencyKey?: string },
+  ): Promise<ToolResult>;
 }

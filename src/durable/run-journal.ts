@@ -1,0 +1,394 @@
+import { decode, encode } from './codec.js';
+import {
+  isEndEntry,
+  isStartEntry,
+  JOURNAL_FORMAT_VERSION,
+  type JournalEntry,
+  type RunKind,
+  type RunStatus,
+  type StartEntry,
+} from './journal-entry.js';
+import { JournalError } from './journal-error.js';
+import { JournalMismatchError } from './journal-mismatch.js';
+import { requestHash } from './request-hash.js';
+import {
+  type ExternalEntry,
+  isAnswerEntry,
+  isCallEntry,
+  isExternalEntry,
+  isRequestEntry,
+  isResultEntry,
+} from './run-entries.js';
+import type { JournalStore } from './stores/journal-store.js';
+
+/** A tool call the journal knows of: its intent, and its result when it finished. */
+export interface JournaledCall {
+  readonly callId: string;
+  /** Decoded; absent when the call was started and the process died before it answered. */
+  readonly result?: unknown;
+  readonly finished: boolean;
+  readonly executor?: string;
+  readonly ms?: number;
+}
+
+/**
+ * What to do with an effect the machine asked for, decided by the journal:
+ * - `replayed`: it finished before; deliver its journaled answers, run nothing.
+ * - `held`: it was in flight when something from outside (ABORT, a deadline) stopped it;
+ *   deliver that instead, run nothing.
+ * - `live`: run it. `calls` are its tool calls the journal already knows of (a crash in the
+ *   middle of a step): a finished one is answered from the journal, a started one is issued
+ *   again (once, with its idempotency key), the others run as new.
+ */
+export type EffectOutcome =
+  | {
+      readonly kind: 'replayed';
+      readonly seq: number;
+      readonly calls: readonly JournaledCall[];
+      readonly answers: readonly unknown[];
+      readonly ms: number | undefined;
+    }
+  | { readonly kind: 'held'; readonly seq: number; readonly external: ExternalEntry }
+  | {
+      readonly kind: 'live';
+      readonly seq: number;
+      readonly hash: string;
+      /** True when the request entry is in the journal already: the effect is issued again. */
+      readonly reissued: boolean;
+      readonly calls: ReadonlyMap<string, JournaledCall>;
+    };
+
+export interface RunJournalStart {
+  readonly runId: string;
+  readonly kind: RunKind;
+  /** The run's input as its caller gave it (encoded into the start entry). */
+  readonly input: unknown;
+  /** Everything fixed for the run besides its input (the machine's config): hashed. */
+  readonly config: unknown;
+}
+
+/**
+ * One durable run's journal, for its run host: writes what the run receives from outside its
+ * pure machine (see run-entries.ts) and, on resume, answers the machine's requests from what
+ * was written before, in the same order, until the journal runs out and the run goes on live.
+ *
+ * Ordering is the whole point: an entry is appended at the moment its event reaches the
+ * machine (appends to one run complete in call order), so the journal's order is the order
+ * the machine saw. Intents (`request`, `call`) are awaited before their effect starts, which
+ * also waits for every entry before them: nothing runs before what led to it is on disk.
+ * Answers, aborts and timer firings are not awaited; a write that fails is reported at the
+ * next awaited one, and at the end.
+ */
+export class RunJournal {
+  readonly runId: string;
+  readonly kind: RunKind;
+  /** Epoch milliseconds, from the start entry: deadlines count from it, across restarts. */
+  readonly startedAt: number;
+  /** The run's input (decoded from the start entry). */
+  readonly input: unknown;
+  readonly #store: JournalStore;
+  /** The entries written before this process took the run over; replayed, then done with. */
+  readonly #prior: readonly JournalEntry[];
+  #pos: number;
+  #seq = 0;
+  /** Timer firings delivered from the journal, whose `cancel` must not be journaled again. */
+  #replayedTimers = 0;
+  #lastWrite: Promise<void> = Promise.resolve();
+  #writeError: unknown;
+  #failed = false;
+  /** Set when replay found the journal and the run disagree; the run host stops the run. */
+  #mismatch: JournalMismatchError | undefined;
+  #onMismatch: ((error: JournalMismatchError) => void) | undefined;
+
+  private constructor(
+    store: JournalStore,
+    start: StartEntry,
+    prior: readonly JournalEntry[],
+    input: unknown,
+  ) {
+    this.#store = store;
+    this.runId = start.runId;
+    this.kind = start.kind;
+    this.startedAt = start.startedAt;
+    this.input = input;
+    this.#prior = prior;
+    this.#pos = 1; // past the start entry
+  }
+
+  /** Starts a run's journal. A run id the store holds already is a JournalError `run-exists`. */
+  static async begin(store: JournalStore, start: RunJournalStart): Promise<RunJournal> {
+    const entry: StartEntry = {
+      type: 'start',
+      version: JOURNAL_FORMAT_VERSION,
+      runId: start.runId,
+      kind: start.kind,
+      startedAt: Date.now(),
+      input: encode(start.input),
+      configHash: requestHash(start.config),
+    };
+    await store.append(start.runId, entry);
+    return new RunJournal(store, entry, [entry], start.input);
+  }
+
+  /**
+   * Takes over a run the store holds, to replay and continue it. Unknown ids, a run of another
+   * kind, a journal of a newer format and a run journaled under another config are refused
+   * with an error that says which.
+   */
+  static async reopen(
+    store: JournalStore,
+    runId: string,
+    kind: RunKind,
+    config: unknown,
+  ): Promise<RunJournal> {
+    const entries = await store.read(runId);
+    if (entries === undefined) {
+      throw new JournalError('unknown-run', `No run '${runId}' in this store: nothing to resume`, {
+        runId,
+      });
+    }
+    const start = entries[0];
+    if (start === undefined || !isStartEntry(start)) {
+      throw new JournalError(
+        'corrupt',
+        `Run '${runId}': its journal does not open with a start entry`,
+        {
+          runId,
+        },
+      );
+    }
+    if (start.version > JOURNAL_FORMAT_VERSION) {
+      throw new JournalError(
+        'newer-version',
+        `Run '${runId}' was journaled by a newer statecraft (format ${start.version}; this one reads up to ${JOURNAL_FORMAT_VERSION}): resume it with that version`,
+        { runId },
+      );
+    }
+    if (start.kind !== kind) {
+      throw new JournalError(
+        'wrong-kind',
+        `Run '${runId}' is a ${start.kind} run: resume it with a ${start.kind === 'chain' ? 'chain' : 'tool loop'}, not a ${kind === 'chain' ? 'chain' : 'tool loop'}`,
+        { runId },
+      );
+    }
+    const hash = requestHash(config);
+    if (start.configHash !== hash) {
+      throw new JournalMismatchError({
+        entry: 0,
+        expectedHash: String(start.configHash),
+        actualHash: hash,
+        request: `${kind === 'chain' ? 'chain' : 'tool loop'} configuration`,
+      });
+    }
+    return new RunJournal(store, start, entries, decode(start.input));
+  }
+
+  /** True while answers still come from the journal. */
+  get replaying(): boolean {
+    return this.#pos < this.#prior.length;
+  }
+
+  /** The status the journal ended with, when the run had ended before this process took it over. */
+  get endedAs(): RunStatus | undefined {
+    const last = this.#prior.at(-1);
+    return last !== undefined && isEndEntry(last) ? last.status : undefined;
+  }
+
+  /** The replay disagreed with the journal: the run must stop with this error. */
+  get mismatch(): JournalMismatchError | undefined {
+    return this.#mismatch;
+  }
+
+  /** Tells `listener` of a mismatch (at once if there was one): the run host ends the run with it. */
+  onMismatch(listener: (error: JournalMismatchError) => void): void {
+    this.#onMismatch = listener;
+    if (this.#mismatch) listener(this.#mismatch);
+  }
+
+  #mismatched(error: JournalMismatchError): undefined {
+    this.#mismatch = error;
+    this.#onMismatch?.(error);
+    return undefined;
+  }
+
+  /** Milliseconds left before `limitMs` after the run's journaled start; 0 once passed. */
+  remaining(limitMs: number): number {
+    return Math.max(0, this.startedAt + limitMs - Date.now());
+  }
+
+  /**
+   * The machine asked for an effect. Decides from the journal whether to deliver its answer,
+   * hold it (something from outside stopped it) or run it; see EffectOutcome. A request that
+   * differs from the journaled one records a JournalMismatchError and holds the run forever:
+   * the run host ends it with that error (`mismatch`).
+   */
+  request(effect: string, input: unknown, what: string): EffectOutcome | undefined {
+    if (this.#mismatch) return undefined;
+    const seq = ++this.#seq;
+    const hash = requestHash(input);
+    if (!this.replaying) return { kind: 'live', seq, hash, reissued: false, calls: new Map() };
+    const index = this.#pos;
+    const entry = this.#prior[index] as JournalEntry;
+    if (
+      !isRequestEntry(entry) ||
+      entry.seq !== seq ||
+      entry.effect !== effect ||
+      entry.hash !== hash
+    ) {
+      return this.#mismatched(
+        new JournalMismatchError({
+          entry: index,
+          expectedHash: isRequestEntry(entry) ? entry.hash : `(a ${entry.type} entry)`,
+          actualHash: hash,
+          request:
+            isRequestEntry(entry) && entry.effect !== effect
+              ? `${what} (journaled: ${entry.effect})`
+              : what,
+        }),
+      );
+    }
+    this.#pos++;
+    const calls = new Map<string, JournaledCall>();
+    for (let next = this.#prior[this.#pos]; next; next = this.#prior[++this.#pos]) {
+      if (isCallEntry(next) && next.seq === seq) {
+        if (!calls.has(next.callId))
+          calls.set(next.callId, { callId: next.callId, finished: false });
+      } else if (isResultEntry(next) && next.seq === seq) {
+        calls.set(next.callId, {
+          callId: next.callId,
+          result: decode(next.result),
+          finished: true,
+          ...(next.executor !== undefined && { executor: next.executor }),
+          ...(next.ms !== undefined && { ms: next.ms }),
+        });
+      } else break;
+    }
+    const answers: unknown[] = [];
+    let ms: number | undefined;
+    for (let next = this.#prior[this.#pos]; next; next = this.#prior[++this.#pos]) {
+      if (!isAnswerEntry(next) || next.seq !== seq) break;
+      answers.push(decode(next.event));
+      ms = next.ms;
+    }
+    if (answers.length > 0)
+      return { kind: 'replayed', seq, calls: [...calls.values()], answers, ms };
+    const next = this.#prior[this.#pos];
+    if (next === undefined) return { kind: 'live', seq, hash, reissued: true, calls };
+    if (isExternalEntry(next)) {
+      this.#pos++;
+      if (next.type === 'timer') this.#replayedTimers++;
+      return { kind: 'held', seq, external: next };
+    }
+    return this.#mismatched(
+      new JournalMismatchError({
+        entry: this.#pos,
+        expectedHash: hash,
+        actualHash: `(a ${next.type} entry)`,
+        request: `${what}: its answer`,
+      }),
+    );
+  }
+
+  /** Journals a live request before its effect starts (a re-issued one is journaled already). */
+  requested(outcome: Extract<EffectOutcome, { kind: 'live' }>, effect: string): Promise<void> {
+    if (outcome.reissued) return this.#settled();
+    return this.#write({ type: 'request', seq: outcome.seq, effect, hash: outcome.hash });
+  }
+
+  /** A tool call of effect `seq` is about to run: its intent, on disk before it starts. */
+  callStarting(seq: number, callId: string, name: string): Promise<void> {
+    return this.#write({ type: 'call', seq, callId, name });
+  }
+
+  /** That call's result (as the host wants it replayed). */
+  callFinished(
+    seq: number,
+    callId: string,
+    result: unknown,
+    timing: { readonly executor?: string; readonly ms?: number } = {},
+  ): void {
+    void this.#write({ type: 'result', seq, callId, result: encode(result), ...timing }).catch(
+      () => {},
+    );
+  }
+
+  /** An event effect `seq` sends the machine, journaled as it is delivered. */
+  answered(seq: number, event: unknown, ms?: number): void {
+    void this.#write({
+      type: 'answer',
+      seq,
+      event: encode(event),
+      ...(ms !== undefined && { ms }),
+    }).catch(() => {});
+  }
+
+  /** ABORT from outside, journaled just before the machine receives it. */
+  aborted(reason: string | undefined): void {
+    if (this.#mismatch) return;
+    void this.#write({ type: 'abort', ...(reason !== undefined && { reason }) }).catch(() => {});
+  }
+
+  /**
+   * A deadline fired (the machine cancelled its effects because of it). Not journaled again
+   * when the firing is one the replay delivered.
+   */
+  timerFired(name: string): void {
+    if (this.#replayedTimers > 0) {
+      this.#replayedTimers--;
+      return;
+    }
+    if (this.#mismatch) return;
+    void this.#write({ type: 'timer', name }).catch(() => {});
+  }
+
+  /**
+   * The run reached a final state: checks the replay consumed the journal, then writes the
+   * `end` entry (unless the run had ended before) and waits for every write. Throws the
+   * first write that failed, or a JournalMismatchError when the replay ended elsewhere.
+   */
+  async end(status: 'succeeded' | 'failed'): Promise<void> {
+    if (this.#mismatch) throw this.#mismatch;
+    const rest = this.#prior.slice(this.#pos);
+    const leftover = rest.findIndex((entry) => !isExternalEntry(entry) && !isEndEntry(entry));
+    if (leftover >= 0) {
+      throw new JournalMismatchError({
+        entry: this.#pos + leftover,
+        expectedHash: '(more entries)',
+        actualHash: '(the run ended)',
+        request: 'run: it ended before the journaled run did, and',
+      });
+    }
+    const ended = this.endedAs;
+    if (ended !== undefined && ended !== status) {
+      throw new JournalMismatchError({
+        entry: this.#prior.length - 1,
+        expectedHash: ended,
+        actualHash: status,
+        request: 'run ending',
+      });
+    }
+    this.#pos = this.#prior.length;
+    if (ended === undefined) await this.#write({ type: 'end', status });
+    await this.#settled();
+  }
+
+  /** Waits for every write issued so far; throws the first that failed. */
+  async #settled(): Promise<void> {
+    await this.#lastWrite.catch(() => {});
+    if (this.#failed) throw this.#writeError;
+  }
+
+  #write(entry: JournalEntry): Promise<void> {
+    const write = this.#store.append(this.runId, entry);
+    write.catch((error: unknown) => {
+      if (this.#failed) return;
+      this.#failed = true;
+      this.#writeError = error;
+    });
+    this.#lastWrite = write;
+    // Appends complete in call order, so an earlier failure is known when this one resolves.
+    return write.then(() => {
+      if (this.#failed) throw this.#writeError;
+    });
+  }
+}

@@ -1,0 +1,160 @@
+import type { AnyActorRef, AnyStateMachine, OutputFrom, SnapshotFrom } from 'xstate';
+import type { RunKind } from '../durable/journal-entry.js';
+import { JournalError } from '../durable/journal-error.js';
+import { JournalMismatchError } from '../durable/journal-mismatch.js';
+import { requestHash } from '../durable/request-hash.js';
+import type { EffectOutcome, RunJournal } from '../durable/run-journal.js';
+import type { JournalStore } from '../durable/stores/journal-store.js';
+import { ConfigError } from '../errors.js';
+import { runActor } from './run-actor.js';
+
+/** Where a durable run keeps its journal, and under which id (invoke / stream options). */
+export interface DurableRunOptions {
+  /**
+   * Makes the run durable: its journal is written to `store` under this id, and a process
+   * that dies mid-run can resume it (`resume(runId, { store })`) without repeating a finished
+   * model or tool call. Starting an id the store holds attaches to that run instead of
+   * starting it twice. Letters, digits, `.`, `_` and `-`; at most 128.
+   */
+  readonly runId?: string;
+  /** The journal store of a durable run (`fileStore(dir)`, `memoryStore()`); needs `runId`. */
+  readonly store?: JournalStore;
+}
+
+/** `runId` and `store` come together; either alone is a ConfigError naming the other. */
+export function durableOptionsOf(
+  options: DurableRunOptions,
+  what: string,
+): { readonly runId: string; readonly store: JournalStore } | undefined {
+  const { runId, store } = options;
+  if (runId === undefined && store === undefined) return undefined;
+  if (store === undefined) {
+    throw new ConfigError('store', `${what}: runId needs a store to journal the run in`);
+  }
+  if (typeof store !== 'object' || store === null || typeof store.append !== 'function') {
+    throw new ConfigError(
+      'store',
+      `${what}: store must be a JournalStore (fileStore(dir), memoryStore())`,
+    );
+  }
+  if (runId === undefined) {
+    throw new ConfigError('runId', `${what}: a store needs the runId to journal the run under`);
+  }
+  return { runId, store };
+}
+
+/**
+ * The journal of a durable run that invoke() or stream() starts: begun, or, when the store
+ * already holds the id, reopened to attach to that run (replayed, and continued if it had not
+ * ended). Attaching with another input than the run started with is a JournalMismatchError.
+ */
+export async function beginOrAttach(
+  open: {
+    readonly begin: () => Promise<RunJournal>;
+    readonly reopen: () => Promise<RunJournal>;
+  },
+  input: unknown,
+): Promise<RunJournal> {
+  try {
+    return await open.begin();
+  } catch (error) {
+    if (!(JournalError.isInstance(error) && error.reason === 'run-exists')) throw error;
+  }
+  const journal = await open.reopen();
+  const expected = requestHash(journal.input);
+  const actual = requestHash(input);
+  if (expected !== actual) {
+    throw new JournalMismatchError({
+      entry: 0,
+      expectedHash: expected,
+      actualHash: actual,
+      request: `input of run '${journal.runId}' (a run id starts one run; resume it, or use a new id)`,
+    });
+  }
+  return journal;
+}
+
+/** The event type XState sends when `delay` fires in `machine` (`xstate.after.<delay>.<id>`). */
+export function delayedEventType(machine: AnyStateMachine, delay: string): string {
+  const pending = [machine.root];
+  for (let node = pending.pop(); node; node = pending.pop()) {
+    for (const transition of node.after) {
+      if (transition.delay === delay) return transition.eventType;
+    }
+    pending.push(...Object.values(node.states));
+  }
+  throw new Error(`delayedEventType: the machine has no delay named '${delay}'`);
+}
+
+/** How one run host performs and replays its effects (chain and tool loop each have one). */
+export interface JournaledEffects<
+  Request extends { readonly type: string; readonly input: unknown },
+> {
+  readonly journal: RunJournal;
+  readonly kind: RunKind;
+  /** Sends the machine an event (the effects actor's `sendBack`). */
+  readonly sendBack: (event: { readonly type: string; readonly reason?: string }) => void;
+  /** The event of the run's deadline (see delayedEventType). */
+  readonly timerEvent: string;
+  /** How a mismatch names the request: `model call`, `tool step`… */
+  describe(request: Request): string;
+  /** Delivers a finished effect's journaled answers (and records it for details()). */
+  replay(request: Request, outcome: Extract<EffectOutcome, { kind: 'replayed' }>): void;
+  /** Runs the effect (journaling its request first; see RunJournal.requested). */
+  live(request: Request, outcome: Extract<EffectOutcome, { kind: 'live' }>): void;
+}
+
+/**
+ * One request of a durable run's machine, decided by its journal: replayed, held (ABORT or
+ * the deadline reached the journaled run while it was in flight: that is delivered
+ * instead), or run live. On a mismatch nothing is delivered; the run host ends the run with
+ * `journal.mismatch`.
+ */
+export function performJournaled<
+  Request extends { readonly type: string; readonly input: unknown },
+>(effects: JournaledEffects<Request>, request: Request): void {
+  const outcome = effects.journal.request(request.type, request.input, effects.describe(request));
+  if (outcome === undefined) return;
+  switch (outcome.kind) {
+    case 'replayed':
+      effects.replay(request, outcome);
+      return;
+    case 'live':
+      effects.live(request, outcome);
+      return;
+    case 'held': {
+      const { external } = outcome;
+      effects.sendBack(
+        external.type === 'abort'
+          ? { type: 'ABORT', ...(external.reason !== undefined && { reason: external.reason }) }
+          : { type: effects.timerEvent },
+      );
+      return;
+    }
+  }
+}
+
+/**
+ * runActor for a durable run: its ABORT is journaled before the machine gets it, and a replay
+ * that disagrees with the journal ends the run with the JournalMismatchError (the machine is
+ * left waiting for an answer no one will give; the caller stops it).
+ */
+export function runJournaled<A extends AnyActorRef>(
+  actor: A,
+  journal: RunJournal,
+  options: {
+    readonly signal?: AbortSignal | undefined;
+    readonly onSnapshot?: ((snapshot: SnapshotFrom<A>) => void) | undefined;
+  },
+): Promise<OutputFrom<A>> {
+  const mismatch = new Promise<never>((_, reject) => journal.onMismatch(reject));
+  return Promise.race([
+    runActor(actor, { ...options, beforeAbort: (reason) => journal.aborted(reason) }),
+    mismatch,
+  ]);
+}
+
+/** An error of the journal itself (not of the run): it ends the run as it is, with no output. */
+export function isJournalProblem(error: unknown): boolean {
+  return JournalError.isInstance(error) || JournalMismatchError.isInstance(error);
+}

@@ -1,0 +1,33 @@
+import type { JournaledCall, RunJournal } from '../durable/run-journal.js';
+import type { ToolCall } from '../messages.js';
+
+/**
+ * The journal of one tool step of a durable run, as the executors (RunTools, the tool loop's
+ * executeCommands) see it: one intent before each call runs, one result after, and what an
+ * earlier process of the run journaled for the step's calls before it died.
+ */
+export interface ToolCallJournal {
+  /** A call of this step the journal knows of: finished (its result) or started only. */
+  known(callId: string): JournaledCall | undefined;
+  /** The call is about to run: resolves once its intent is written. Skipped for known calls. */
+  starting(call: ToolCall): Promise<void>;
+  /** The call's result, as it should be replayed. */
+  finished(call: ToolCall, result: unknown, executor: string, ms: number): void;
+  /** `<runId>:<toolCallId>`: the same in every process that issues the call. */
+  idempotencyKey(callId: string): string;
+}
+
+/** The ToolCallJournal of effect `seq` of a run. */
+export function toolCallJournal(
+  journal: RunJournal,
+  seq: number,
+  known: ReadonlyMap<string, JournaledCall>,
+): ToolCallJournal {
+  return {
+    known: (callId) => known.get(callId),
+    starting: (call) => journal.callStarting(seq, call.id, call.name),
+    finished: (call, result, executor, ms) =>
+      journal.callFinished(seq, call.id, result, { executor, ms: Math.round(ms * 10) / 10 }),
+    idempotencyKey: (callId) => `${journal.runId}:${callId}`,
+  };
+}

@@ -1,0 +1,79 @@
+// Issue 15: a durable chain run resumes from any point of its journal without repeating a
+// finished model or tool call, and ends as the uncrashed run did.
+import { createChain } from 'statecraft';
+import { describe, expect, it } from 'vitest';
+import { memoryStore } from '../../src/durable/stores/memory-store.js';
+import { type Execution, loggingTool, storeWithPrefix, type Turn, turnModel } from './helpers.js';
+
+const turns: Turn[] = [
+  { calls: [{ id: 'c1', name: 'charge', arguments: { value: 'a' } }] },
+  {
+    calls: [
+      { id: 'c2', name: 'charge', arguments: { value: 'b' } },
+      { id: 'c3', name: 'email', arguments: { value: 'c' } },
+    ],
+  },
+  { text: 'all done' },
+];
+
+function makeChain(log: Execution[]) {
+  const model = turnModel(turns);
+  const chain = createChain({
+    model,
+    tools: [loggingTool('charge', log), loggingTool('email', log)],
+  });
+  return { chain, model };
+}
+
+describe('a durable chain run', () => {
+  it('ends like a plain run and journals start to end', async () => {
+    const plainLog: Execution[] = [];
+    const plain = await makeChain(plainLog).chain.invoke('pay');
+    const log: Execution[] = [];
+    const store = memoryStore();
+    const durable = await makeChain(log).chain.invoke('pay', { runId: 'r1', store });
+    expect(durable.text).toBe(plain.text);
+    expect(durable.transcript).toEqual(plain.transcript);
+    expect(log.map((e) => e.key)).toEqual(['r1:c1', 'r1:c2', 'r1:c3']);
+    const entries = (await store.read('r1')) ?? [];
+    expect(entries[0]?.type).toBe('start');
+    expect(entries.at(-1)).toEqual({ type: 'end', status: 'succeeded' });
+    expect(await store.list()).toEqual([
+      expect.objectContaining({ runId: 'r1', kind: 'chain', status: 'succeeded' }),
+    ]);
+  });
+
+  it('resumes after a crash at every entry: same output, no finished call repeated', async () => {
+    const fullLog: Execution[] = [];
+    const full = memoryStore();
+    const reference = await makeChain(fullLog).chain.invoke('pay', { runId: 'r', store: full });
+    const entries = (await full.read('r')) ?? [];
+    expect(entries.length).toBeGreaterThan(8);
+    for (let count = 1; count <= entries.length; count++) {
+      const prefix = entries.slice(0, count);
+      const store = await storeWithPrefix('r', entries, count);
+      const log: Execution[] = [];
+      const { chain, model } = makeChain(log);
+      const resumed = await chain.resume('r', { store });
+      expect(resumed.text, `crash after ${count} entries`).toBe(reference.text);
+      expect(resumed.transcript).toEqual(reference.transcript);
+      const finished = new Set(prefix.filter((e) => e.type === 'result').map((e) => e.callId));
+      const started = new Set(prefix.filter((e) => e.type === 'call').map((e) => e.callId));
+      for (const execution of log) {
+        expect(finished.has(execution.callId), `${execution.callId} ran again`).toBe(false);
+        expect(execution.key).toBe(`r:${execution.callId}`);
+      }
+      expect(new Set(log.map((e) => e.callId)).size).toBe(log.length);
+      const answeredModelCalls = prefix.filter(
+        (e) => e.type === 'answer' && (e.event as { type: string }).type === 'callModel.done',
+      ).length;
+      expect(model.calls, `model calls after ${count}`).toBe(3 - answeredModelCalls);
+      const repeated = resumed.details().toolCalls.filter((c) => c.possiblyRepeated);
+      expect(repeated.map((c) => c.call.id).sort()).toEqual(
+        [...started].filter((id) => !finished.has(id)).sort(),
+      );
+      const after = (await store.read('r')) ?? [];
+      expect(after.at(-1)).toEqual({ type: 'end', status: 'succeeded' });
+    }
+  });
+});
