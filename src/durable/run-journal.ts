@@ -1,3 +1,4 @@
+import type { JsonValue } from '../viz/to-json.js';
 import { decode, encode } from './codec.js';
 import {
   isEndEntry,
@@ -254,6 +255,8 @@ export class RunJournal {
         if (!calls.has(next.callId))
           calls.set(next.callId, { callId: next.callId, finished: false });
       } else if (isResultEntry(next) && next.seq === seq) {
+        // Finished calls in the order they finished: a tool loop delivers their records so.
+        calls.delete(next.callId);
         calls.set(next.callId, {
           callId: next.callId,
           result: decode(next.result),
@@ -307,19 +310,38 @@ export class RunJournal {
     result: unknown,
     timing: { readonly executor?: string; readonly ms?: number } = {},
   ): void {
-    void this.#write({ type: 'result', seq, callId, result: encode(result), ...timing }).catch(
-      () => {},
-    );
+    const encoded = this.#encoded(result);
+    if (encoded === undefined) return;
+    void this.#write({ type: 'result', seq, callId, result: encoded, ...timing }).catch(() => {});
   }
 
   /** An event effect `seq` sends the machine, journaled as it is delivered. */
   answered(seq: number, event: unknown, ms?: number): void {
+    const encoded = this.#encoded(event);
+    if (encoded === undefined) return;
     void this.#write({
       type: 'answer',
       seq,
-      event: encode(event),
+      event: encoded,
       ...(ms !== undefined && { ms }),
     }).catch(() => {});
+  }
+
+  /**
+   * `value` encoded, or undefined when the codec refuses it (a function in a planner's plan):
+   * then the journal has failed, and the next awaited write, or `end`, throws the
+   * JournalCodecError naming the path. The answer itself still reaches the machine.
+   */
+  #encoded(value: unknown): JsonValue | undefined {
+    try {
+      return encode(value);
+    } catch (error) {
+      if (!this.#failed) {
+        this.#failed = true;
+        this.#writeError = error;
+      }
+      return undefined;
+    }
   }
 
   /** ABORT from outside, journaled just before the machine receives it. */

@@ -37,6 +37,7 @@ import {
   type StatecraftError,
   TimeoutError,
   TokenLimitError,
+  throwIfAborted,
 } from '../errors.js';
 import { isRecord } from '../is-record.js';
 import { linkedController } from '../linked-controller.js';
@@ -73,12 +74,16 @@ import { ToolCollisionError } from '../tools/tool-collision.js';
 import type { Usage } from '../usage.js';
 import { type ChainOptions, chainConfig } from './chain-options.js';
 import {
-  beginOrAttach,
+  type DurableRun,
   type DurableRunOptions,
   delayedEventType,
   durableOptionsOf,
+  elapsedMs,
   isJournalProblem,
   type JournaledEffects,
+  type LiveRun,
+  LiveRuns,
+  openJournal,
   performJournaled,
   runJournaled,
 } from './durable-run.js';
@@ -395,7 +400,7 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
         if (signal.aborted) return;
         // Journaled as it is delivered: the journal's order is the order the machine saw.
         if (live && journal) {
-          journal.answered(live.seq, journaledAnswer(event), elapsed(startedAt));
+          journal.answered(live.seq, journaledAnswer(event), elapsedMs(startedAt));
         }
         sendBack(event);
       };
@@ -403,6 +408,8 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
         live && journal
           ? async (signal: AbortSignal) => {
               await journal.requested(live, type);
+              // Cancelled while its request was written: it does not start.
+              throwIfAborted(signal);
               return work(signal);
             }
           : work;
@@ -626,56 +633,13 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
   }
 
   /** A durable run's journal: begun, or attached to when the store holds `runId` already. */
-  const journalOpener =
-    (durable: { readonly runId: string; readonly store: JournalStore }) =>
-    (machineInput: ChainInput) => {
-      const journaledInput = chainRunInput(machineInput);
-      return beginOrAttach(
-        {
-          begin: () =>
-            RunJournal.begin(durable.store, {
-              runId: durable.runId,
-              kind: 'chain',
-              input: journaledInput,
-              config,
-            }),
-          reopen: () => RunJournal.reopen(durable.store, durable.runId, 'chain', config),
-        },
-        journaledInput,
-      );
-    };
-
-  /**
-   * Durable runs going on in this process, by store and id: starting or resuming one of them
-   * again attaches to it (one writer per journal) instead of running it twice.
-   */
-  const liveRuns = new WeakMap<JournalStore, Map<string, LiveRun>>();
-  interface LiveRun {
-    readonly ended: Promise<{ readonly output: ChainOutput; readonly recorder: RunRecorder }>;
-    readonly attached: boolean;
-  }
-  function liveRun(
-    durable: { readonly runId: string; readonly store: JournalStore },
-    start: () => Promise<{ readonly output: ChainOutput; readonly recorder: RunRecorder }>,
-  ): LiveRun {
-    let runs = liveRuns.get(durable.store);
-    const running = runs?.get(durable.runId);
-    if (running) return { ended: running.ended, attached: true };
-    if (!runs) {
-      runs = new Map();
-      liveRuns.set(durable.store, runs);
-    }
-    const live = { ended: start(), attached: false };
-    const forget = () => {
-      if (runs.get(durable.runId) === live) runs.delete(durable.runId);
-    };
-    runs.set(durable.runId, live);
-    live.ended.then(forget, forget);
-    return live;
-  }
+  const journalOpener = (durable: DurableRun) => (machineInput: ChainInput) =>
+    openJournal(durable, 'chain', chainRunInput(machineInput), config);
+  const liveRuns = new LiveRuns<ChainOutput>();
+  const liveRun = liveRuns.run.bind(liveRuns);
 
   /** What a durable invoke() or resume() resolves with: its own run's, or the one it attached to. */
-  async function settleLive(live: LiveRun): Promise<ChainResult<T>> {
+  async function settleLive(live: LiveRun<ChainOutput>): Promise<ChainResult<T>> {
     const { output, recorder } = await live.ended;
     // Observers were told of the run by whoever started it.
     return settle<T>(output, recorder, !live.attached);
@@ -774,7 +738,7 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
       let recorder = recorderFor(runInput, runOptions);
       let observe = true;
       const streamOptions = { ...runOptions, signal: stop.signal };
-      const durableRun = async (durable: { runId: string; store: JournalStore }) => {
+      const durableRun = async (durable: DurableRun) => {
         const live = liveRun(durable, async () => ({
           output: await run(
             runInput,
@@ -848,12 +812,6 @@ const MAX_EXECUTION_TIME_EVENT = delayedEventType(chainMachine, 'maxExecutionTim
 
 function modelCallLabel(input: CallModelInput): string {
   return `${input.final ? 'final answer, ' : ''}generation ${input.iteration}`;
-}
-
-function elapsed(startedAt: number | undefined): number | undefined {
-  return startedAt === undefined
-    ? undefined
-    : Math.round((performance.now() - startedAt) * 10) / 10;
 }
 
 /**

@@ -25,6 +25,8 @@ import {
   type ToolLoopOutput,
   toolLoopMachine,
 } from '../../machines/tool-loop.js';
+import { type EffectOutcome, RunJournal } from '../durable/run-journal.js';
+import type { JournalStore } from '../durable/stores/journal-store.js';
 import {
   AbortError,
   ChainError,
@@ -39,7 +41,7 @@ import {
 } from '../errors.js';
 import { isRecord } from '../is-record.js';
 import { linkedController } from '../linked-controller.js';
-import type { Message } from '../messages.js';
+import type { Message, ToolResult } from '../messages.js';
 import { checkModelResponse, modelSource } from '../model/check-response.js';
 import { ResponseCollector } from '../model/collect-stream.js';
 import type { ModelRequest, StreamPart } from '../model/language-model.js';
@@ -63,15 +65,31 @@ import {
   planResponseFormat,
 } from '../tool-loop/planner-context.js';
 import type { ToolExecutionRecord } from '../tool-loop/records.js';
+import { recordOf } from '../tool-loop/records.js';
 import { responseMessages } from '../tool-loop/response-messages.js';
 import { Transcript } from '../transcript.js';
 import { type Usage, ZERO_USAGE } from '../usage.js';
 import { isAsyncIterable } from './async-iterable.js';
+import {
+  type DurableRun,
+  type DurableRunOptions,
+  delayedEventType,
+  durableOptionsOf,
+  elapsedMs,
+  isJournalProblem,
+  type JournaledEffects,
+  type LiveRun,
+  LiveRuns,
+  openJournal,
+  performJournaled,
+  runJournaled,
+} from './durable-run.js';
 import { EventQueue } from './event-queue.js';
-import { executeCommands } from './execute-commands.js';
+import { commandCall, executeCommands } from './execute-commands.js';
 import { runActor } from './run-actor.js';
 import { type RunDetails, RunRecorder, withDetails } from './run-details.js';
 import { modelCallError, reasonText } from './run-errors.js';
+import { type ToolCallJournal, toolCallJournal } from './tool-call-journal.js';
 import { type ToolLoopOptions, toolLoopConfig } from './tool-loop-options.js';
 
 export interface ToolLoopRunInput {
@@ -80,7 +98,7 @@ export interface ToolLoopRunInput {
   readonly extraRequirement?: string;
 }
 
-export interface ToolLoopRunOptions {
+export interface ToolLoopRunOptions extends DurableRunOptions {
   /** Aborting ends the run with an AbortError; the planner, every running tool and the responder see it. */
   readonly signal?: AbortSignal;
   /** XState's inspection hook, besides the inspectors `inspectRuns` registered. */
@@ -166,6 +184,16 @@ export interface ToolLoop {
     options?: ToolLoopRunOptions,
   ): AsyncIterable<ToolLoopStreamEvent>;
   /**
+   * Resumes a durable run (started with `runId` and `store`) after its process died: replays
+   * its journal, answering every finished plan, tool call and response from it, and
+   * continues live. Refused like a chain's resume (unknown id, a chain's run, newer format,
+   * other options).
+   */
+  resume(
+    runId: string,
+    options: Omit<ToolLoopRunOptions, 'runId' | 'store'> & { readonly store: JournalStore },
+  ): Promise<ToolLoopResult>;
+  /**
    * One planning round, normalized, without executing anything. A malformed answer rejects
    * with a ProtocolError at once: `planRetries` applies to runs, not to this probe.
    */
@@ -203,6 +231,8 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
   interface RunHooks {
     readonly recorder: RunRecorder;
     readonly onDelta?: (delta: string) => void;
+    /** A durable run's journal: effects are journaled, and replayed on resume. */
+    readonly journal?: RunJournal;
   }
   const runs = new WeakMap<AnyActorSystem, RunHooks>();
   const childRuns = new WeakMap<AnyActorRef, RunHooks>();
@@ -273,16 +303,18 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
     signal: AbortSignal,
     recorder: RunRecorder | undefined,
     onRecord: (index: number, record: ToolExecutionRecord) => void,
+    journal?: ToolCallJournal,
   ): Promise<readonly ToolExecutionRecord[]> {
     return executeCommands(input.commands, {
       registry,
       concurrency: options.concurrency,
       signal,
-      idPrefix: `round${input.roundIndex + 1}`,
+      idPrefix: roundPrefix(input),
       onRecord,
+      ...(journal && { journal }),
       ...(recorder && {
-        onCallDone: (call, result, startedAt, endedAt) =>
-          recorder.toolCall(call, result, 'local', startedAt, endedAt),
+        onCallDone: (call, result, startedAt, endedAt, resumed) =>
+          recorder.toolCall(call, result, 'local', startedAt, endedAt, resumed),
       }),
       ...(recorder?.observation && {
         onCallStart: (call, startedAt) => recorder.toolCallStarted(call, 'local', startedAt),
@@ -343,41 +375,88 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
       stopped = true;
       if (inFlight > 0) controller.abort(reason);
     };
-    const answer = (type: 'plan' | 'execute' | 'respond', start: () => Promise<unknown>) => {
+    const hooks = hooksOf(system, self);
+    const journal = hooks?.journal;
+    type Live = Extract<EffectOutcome, { kind: 'live' }>;
+    const answer = (
+      type: 'plan' | 'execute' | 'respond',
+      start: () => Promise<unknown>,
+      live?: Live,
+    ) => {
       inFlight++;
+      const startedAt = live && performance.now();
+      // Journaled as it is delivered (a durable run): the journal's order is the machine's.
+      const deliver = (event: ToolLoopEvent) => {
+        if (!stopped && live && journal) {
+          journal.answered(live.seq, journaledLoopAnswer(event), elapsedMs(startedAt));
+        }
+        send(event);
+      };
       let work: Promise<unknown>;
       try {
-        work = start();
+        work =
+          live && journal
+            ? journal.requested(live, type).then(() => {
+                // Stopped while its request was written: it does not start.
+                throwIfAborted(signal);
+                return start();
+              })
+            : start();
       } catch (error) {
         work = Promise.reject(error);
       }
       work.then(
         (output) => {
           inFlight--;
-          send({ type: `${type}.done`, output } as ToolLoopEvent);
+          deliver({ type: `${type}.done`, output } as ToolLoopEvent);
         },
         (error: unknown) => {
           inFlight--;
-          send({ type: `${type}.error`, error } as ToolLoopEvent);
+          deliver({ type: `${type}.error`, error } as ToolLoopEvent);
         },
       );
     };
-    receive((request) => {
-      const hooks = hooksOf(system, self);
+    const perform = (request: LoopEffect, live?: Live) => {
       switch (request.type) {
         case 'plan':
-          return answer('plan', () => plan(request.input, signal, hooks?.recorder));
-        case 'execute':
-          return answer('execute', () =>
-            execute(request.input, signal, hooks?.recorder, (index, record) =>
-              send({ type: 'execute.record', index, record }),
-            ),
+          return answer('plan', () => plan(request.input, signal, hooks?.recorder), live);
+        case 'execute': {
+          const roundJournal = live && journal && toolCallJournal(journal, live.seq, live.calls);
+          return answer(
+            'execute',
+            () =>
+              execute(
+                request.input,
+                signal,
+                hooks?.recorder,
+                (index, record) => send({ type: 'execute.record', index, record }),
+                roundJournal,
+              ),
+            live,
           );
+        }
         case 'respond':
-          return answer('respond', () => respondTo(request.input, signal, hooks));
-        case 'cancel':
-          return stop(request.reason === 'timeout' ? LOOP_TIMED_OUT : LOOP_ABORTED);
+          return answer('respond', () => respondTo(request.input, signal, hooks), live);
       }
+    };
+    const journaledEffects: JournaledEffects<LoopEffect> | undefined = journal && {
+      journal,
+      kind: 'tool-loop',
+      sendBack: (event) => send(event as ToolLoopEvent),
+      timerEvent: LOOP_TIMEOUT_EVENT,
+      describe: (request) => LOOP_EFFECT_NAMES[request.type],
+      live: (request, outcome) => perform(request, outcome),
+      replay: (request, outcome) => {
+        for (const event of replayedLoopEvents(request, outcome, hooks?.recorder)) send(event);
+      },
+    };
+    receive((request) => {
+      if (request.type === 'cancel') {
+        if (request.reason === 'timeout') journal?.timerFired('loopTimeout');
+        return stop(request.reason === 'timeout' ? LOOP_TIMED_OUT : LOOP_ABORTED);
+      }
+      if (journaledEffects) return performJournaled(journaledEffects, request);
+      return perform(request);
     });
     return () => stop(LOOP_LEFT);
   });
@@ -482,13 +561,18 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
     recorder: RunRecorder,
     onDelta?: (delta: string) => void,
     onSnapshot?: (snapshot: ToolLoopSnapshot) => void,
+    journal?: RunJournal,
   ): Promise<ToolLoopOutput> {
     const { signal } = runOptions;
-    // Cancelled before it began: no planner, tool or response call is made.
-    if (signal?.aborted) return cancelledBeforeStart(signal);
+    // Cancelled before it began: no planner, tool or response call is made. A durable run
+    // goes through its machine, so that its journal holds the ABORT a replay will meet.
+    if (signal?.aborted && !journal) return cancelledBeforeStart(signal);
     const inspect = inspectorFor(runOptions.inspect);
-    const actor = createActor(machine, { input: loopInput, ...(inspect && { inspect }) });
-    runs.set(actor.system, { recorder, ...(onDelta && { onDelta }) });
+    const actor = createActor(journal ? durableMachine(journal) : machine, {
+      input: loopInput,
+      ...(inspect && { inspect }),
+    });
+    runs.set(actor.system, { recorder, ...(onDelta && { onDelta }), ...(journal && { journal }) });
     // Observers see every macrostep; unobserved runs subscribe only when streamed, as before.
     const { observation } = recorder;
     const observedSnapshot = observation
@@ -497,9 +581,16 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
           observation.state(snapshot.value, snapshot.context);
         }
       : onSnapshot;
+    let output: ToolLoopOutput;
     try {
-      return await runActor(actor, { signal, onSnapshot: observedSnapshot });
+      output = journal
+        ? await runJournaled(actor, journal, { signal, onSnapshot: observedSnapshot })
+        : await runActor(actor, { signal, onSnapshot: observedSnapshot });
     } catch (error) {
+      if (isJournalProblem(error)) {
+        observation?.failed(error);
+        throw error;
+      }
       // The machine itself threw (a bug, or a provided action that failed).
       const { context } = actor.getSnapshot();
       const partial: ToolLoopPartialResult = {
@@ -518,6 +609,39 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
       actor.stop();
       recorder.finish();
     }
+    await journal?.end(output.status === 'failed' ? 'failed' : 'succeeded');
+    return output;
+  }
+
+  /** The machine of a durable run: its timeout counts from the journaled start, across restarts. */
+  function durableMachine(journal: RunJournal): typeof toolLoopMachine {
+    return observedAgent.machine.provide({
+      delays: { loopTimeout: ({ context }) => journal.remaining(context.config.timeout ?? 0) },
+    }) as typeof toolLoopMachine;
+  }
+
+  const liveRuns = new LiveRuns<ToolLoopOutput>();
+
+  /** A durable invoke() or stream(): its journal begun, or the run it names attached to. */
+  function durableRun(
+    durable: DurableRun,
+    loopInput: ToolLoopInput,
+    runOptions: ToolLoopRunOptions,
+    recorder: RunRecorder,
+    onDelta?: (delta: string) => void,
+    onSnapshot?: (snapshot: ToolLoopSnapshot) => void,
+  ): LiveRun<ToolLoopOutput> {
+    return liveRuns.run(durable, async () => {
+      const journal = await openJournal(durable, 'tool-loop', loopRunInput(loopInput), config);
+      const output = await run(loopInput, runOptions, recorder, onDelta, onSnapshot, journal);
+      return { output, recorder };
+    });
+  }
+
+  /** What a durable run resolves with: its own, or the one it attached to (observed by its starter). */
+  async function settleLive(live: LiveRun<ToolLoopOutput>): Promise<ToolLoopResult> {
+    const { output, recorder } = await live.ended;
+    return settle(output, recorder, !live.attached);
   }
 
   /**
@@ -543,7 +667,25 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
     runOptions: ToolLoopRunOptions = {},
   ): Promise<ToolLoopResult> {
     const { recorder, loopInput } = startRun(runInput, runOptions);
-    return settle(await run(loopInput, runOptions, recorder), recorder);
+    const durable = durableOptionsOf(runOptions, `tool loop '${observedAgent.name}'`);
+    if (!durable) return settle(await run(loopInput, runOptions, recorder), recorder);
+    return settleLive(durableRun(durable, loopInput, runOptions, recorder));
+  }
+
+  async function resume(
+    runId: string,
+    runOptions: Omit<ToolLoopRunOptions, 'runId' | 'store'> & { readonly store: JournalStore },
+  ): Promise<ToolLoopResult> {
+    const durable = durableOptionsOf({ ...runOptions, runId }, `tool loop '${observedAgent.name}'`);
+    if (!durable) throw new ConfigError('store', 'resume(runId, { store }) needs the store');
+    return settleLive(
+      liveRuns.run(durable, async () => {
+        const journal = await RunJournal.reopen(durable.store, runId, 'tool-loop', config);
+        const { recorder, loopInput } = startRun(journal.input as ToolLoopRunInput, runOptions);
+        const output = await run(loopInput, runOptions, recorder, undefined, undefined, journal);
+        return { output, recorder };
+      }),
+    );
   }
 
   return {
@@ -551,6 +693,7 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
     machine,
     input,
     invoke,
+    resume,
     batch: (inputs, options) => batchSettled(inputs, options, invoke),
     stream(runInput, runOptions = {}) {
       const { recorder, loopInput } = startRun(runInput, runOptions);
@@ -585,20 +728,39 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
         };
       };
       const onDelta = (delta: string) => queue.push({ type: 'text-delta', delta });
+      const streamOptions = { ...runOptions, signal: stop.signal };
+      let settledBy = recorder;
+      let observe = true;
+      const output = (async () => {
+        const durable = durableOptionsOf(runOptions, `tool loop '${observedAgent.name}'`);
+        if (!durable) return run(loopInput, streamOptions, recorder, onDelta, onSnapshot);
+        // Attached to a run this process is making: its final event only.
+        const live = durableRun(durable, loopInput, streamOptions, recorder, onDelta, onSnapshot);
+        const ended = await live.ended;
+        settledBy = ended.recorder;
+        observe = !live.attached;
+        return ended.output;
+      })();
       queue.endWith(
-        run(loopInput, { ...runOptions, signal: stop.signal }, recorder, onDelta, onSnapshot),
+        output,
         (output) => ({
           type: 'final',
           output,
-          details: recorder.details(),
-          result: output.status === 'failed' ? undefined : settle(output, recorder),
+          details: settledBy.details(),
+          result: output.status === 'failed' ? undefined : settle(output, settledBy, observe),
         }),
-        (output) => (output.status === 'failed' ? errorOf(output, recorder) : undefined),
+        (output) => (output.status === 'failed' ? errorOf(output, settledBy, observe) : undefined),
         unlink,
       );
       return queue;
     },
     async planOnly(runInput, runOptions = {}) {
+      if (runOptions.runId !== undefined || runOptions.store !== undefined) {
+        throw new ConfigError(
+          runOptions.runId !== undefined ? 'runId' : 'store',
+          'planOnly() is a probe that executes nothing: it is not journaled; drop runId and store',
+        );
+      }
       // The same machine, told to stop after its first plan: the same stop conditions,
       // retries, timeout and errors as a run.
       const { recorder, loopInput } = startRun(runInput, runOptions, {
@@ -620,6 +782,73 @@ function loopRunInput(machineInput: unknown): unknown {
   if (typeof machineInput !== 'object' || machineInput === null) return machineInput;
   const { userInput, extraRequirement } = machineInput as Partial<ToolLoopInput>;
   return { userInput, ...(extraRequirement !== undefined && { extraRequirement }) };
+}
+
+/** The effects a loop's machine asks for (everything but `cancel`). */
+type LoopEffect = Exclude<ToolLoopEffectRequest, { type: 'cancel' }>;
+
+/** What a mismatch calls each effect of the loop. */
+const LOOP_EFFECT_NAMES = {
+  plan: 'plan',
+  execute: 'round of tool calls',
+  respond: 'response',
+} as const;
+
+/** The event the machine gets when the loop's timeout fires: a journaled firing is replayed as it. */
+const LOOP_TIMEOUT_EVENT = delayedEventType(toolLoopMachine, 'loopTimeout');
+
+/** The prefix of a round's call ids: `round<n>`, so a call's id is `round<n>_<index>`. */
+function roundPrefix(input: ExecuteInput): string {
+  return `round${input.roundIndex + 1}`;
+}
+
+/**
+ * A loop's answer as journaled: a round's records are journaled command by command (`result`
+ * entries, see executeCommands), so its `execute.done` keeps none; replayedLoopEvents puts
+ * them back.
+ */
+function journaledLoopAnswer(event: ToolLoopEvent): unknown {
+  return event.type === 'execute.done' ? { type: event.type } : event;
+}
+
+/**
+ * The events a finished effect sent the machine, from the journal: a round's records in the
+ * order they finished, then its `execute.done` with them in command order; recorded for
+ * details() as replayed.
+ */
+function replayedLoopEvents(
+  request: LoopEffect,
+  outcome: Extract<EffectOutcome, { kind: 'replayed' }>,
+  recorder: RunRecorder | undefined,
+): ToolLoopEvent[] {
+  const answer = outcome.answers[0] as ToolLoopEvent;
+  if (request.type !== 'execute' || answer.type !== 'execute.done') return [answer];
+  const prefix = roundPrefix(request.input);
+  const { commands } = request.input;
+  const records: ToolExecutionRecord[] = [];
+  const events: ToolLoopEvent[] = [];
+  for (const call of outcome.calls) {
+    const index = Number(call.callId.slice(prefix.length + 1));
+    const command = commands[index];
+    if (!call.finished || command === undefined) continue;
+    const result = call.result as ToolResult;
+    const now = performance.now();
+    recorder?.toolCall(
+      commandCall(prefix, command, index),
+      result,
+      'local',
+      now,
+      now + (call.ms ?? 0),
+      {
+        replayed: true,
+      },
+    );
+    const record = recordOf(command, result);
+    records[index] = record;
+    events.push({ type: 'execute.record', index, record });
+  }
+  events.push({ type: 'execute.done', output: records });
+  return events;
 }
 
 /** Why a planner stream was cancelled when it decided early; not an error of the run. */
@@ -685,8 +914,8 @@ function stateName(value: unknown): string {
   return child === undefined ? String(parent) : `${parent}.${stateName(child)}`;
 }
 
-function settle(output: ToolLoopOutput, recorder: RunRecorder): ToolLoopResult {
-  if (output.status === 'failed') throw errorOf(output, recorder);
+function settle(output: ToolLoopOutput, recorder: RunRecorder, observe = true): ToolLoopResult {
+  if (output.status === 'failed') throw errorOf(output, recorder, observe);
   const settled: ToolLoopResult = withDetails(
     {
       status: 'done',
@@ -702,7 +931,7 @@ function settle(output: ToolLoopOutput, recorder: RunRecorder): ToolLoopResult {
     },
     recorder,
   );
-  recorder.observation?.succeeded(settled, output.usage);
+  if (observe) recorder.observation?.succeeded(settled, output.usage);
   return settled;
 }
 
@@ -710,6 +939,7 @@ function settle(output: ToolLoopOutput, recorder: RunRecorder): ToolLoopResult {
 function errorOf(
   output: Extract<ToolLoopOutput, { status: 'failed' }>,
   recorder: RunRecorder,
+  observe = true,
 ): StatecraftError {
   const { failure } = output;
   const partial: ToolLoopPartialResult = {
@@ -721,7 +951,7 @@ function errorOf(
   };
   const options = { partial, ...(failure.cause !== undefined && { cause: failure.cause }) };
   const error = loopErrorOf(failure, options);
-  recorder.observation?.failed(error, output.usage);
+  if (observe) recorder.observation?.failed(error, output.usage);
   return error;
 }
 

@@ -3,10 +3,11 @@ import type { RunKind } from '../durable/journal-entry.js';
 import { JournalError } from '../durable/journal-error.js';
 import { JournalMismatchError } from '../durable/journal-mismatch.js';
 import { requestHash } from '../durable/request-hash.js';
-import type { EffectOutcome, RunJournal } from '../durable/run-journal.js';
+import { type EffectOutcome, RunJournal } from '../durable/run-journal.js';
 import type { JournalStore } from '../durable/stores/journal-store.js';
 import { ConfigError } from '../errors.js';
 import { runActor } from './run-actor.js';
+import type { RunRecorder } from './run-details.js';
 
 /** Where a durable run keeps its journal, and under which id (invoke / stream options). */
 export interface DurableRunOptions {
@@ -21,11 +22,14 @@ export interface DurableRunOptions {
   readonly store?: JournalStore;
 }
 
+/** A durable run's id and store, checked. */
+export interface DurableRun {
+  readonly runId: string;
+  readonly store: JournalStore;
+}
+
 /** `runId` and `store` come together; either alone is a ConfigError naming the other. */
-export function durableOptionsOf(
-  options: DurableRunOptions,
-  what: string,
-): { readonly runId: string; readonly store: JournalStore } | undefined {
+export function durableOptionsOf(options: DurableRunOptions, what: string): DurableRun | undefined {
   const { runId, store } = options;
   if (runId === undefined && store === undefined) return undefined;
   if (store === undefined) {
@@ -72,6 +76,57 @@ export async function beginOrAttach(
     });
   }
   return journal;
+}
+
+/** The journal of a run invoke() or stream() starts with `runId`: begun, or attached to. */
+export function openJournal(
+  durable: DurableRun,
+  kind: RunKind,
+  input: unknown,
+  config: unknown,
+): Promise<RunJournal> {
+  const { runId, store } = durable;
+  return beginOrAttach(
+    {
+      begin: () => RunJournal.begin(store, { runId, kind, input, config }),
+      reopen: () => RunJournal.reopen(store, runId, kind, config),
+    },
+    input,
+  );
+}
+
+/** A durable run going on in this process; `attached`: someone else started it. */
+export interface LiveRun<Output> {
+  readonly ended: Promise<{ readonly output: Output; readonly recorder: RunRecorder }>;
+  readonly attached: boolean;
+}
+
+/**
+ * The durable runs going on in this process, by store and id: starting or resuming one of
+ * them again attaches to it (one writer per journal) instead of running it twice.
+ */
+export class LiveRuns<Output> {
+  readonly #runs = new WeakMap<JournalStore, Map<string, LiveRun<Output>>>();
+
+  run(
+    durable: DurableRun,
+    start: () => Promise<{ readonly output: Output; readonly recorder: RunRecorder }>,
+  ): LiveRun<Output> {
+    let runs = this.#runs.get(durable.store);
+    const running = runs?.get(durable.runId);
+    if (running) return { ended: running.ended, attached: true };
+    if (!runs) {
+      runs = new Map();
+      this.#runs.set(durable.store, runs);
+    }
+    const live = { ended: start(), attached: false };
+    const forget = () => {
+      if (runs.get(durable.runId) === live) runs.delete(durable.runId);
+    };
+    runs.set(durable.runId, live);
+    live.ended.then(forget, forget);
+    return live;
+  }
 }
 
 /** The event type XState sends when `delay` fires in `machine` (`xstate.after.<delay>.<id>`). */
@@ -157,4 +212,11 @@ export function runJournaled<A extends AnyActorRef>(
 /** An error of the journal itself (not of the run): it ends the run as it is, with no output. */
 export function isJournalProblem(error: unknown): boolean {
   return JournalError.isInstance(error) || JournalMismatchError.isInstance(error);
+}
+
+/** Milliseconds since `startedAt` (a `performance.now()` time), to a tenth; undefined without one. */
+export function elapsedMs(startedAt: number | undefined): number | undefined {
+  return startedAt === undefined
+    ? undefined
+    : Math.round((performance.now() - startedAt) * 10) / 10;
 }

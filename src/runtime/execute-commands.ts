@@ -6,6 +6,8 @@ import { recordOf, type ToolExecutionRecord } from '../tool-loop/records.js';
 import { ABORTED, raceAbort } from '../tools/race-abort.js';
 import { closeIterator, readNext, streamErrorText } from '../tools/stream-steps.js';
 import { isAsyncIterable } from './async-iterable.js';
+import type { ResumedCall } from './run-details.js';
+import type { ToolCallJournal } from './tool-call-journal.js';
 
 export interface ExecuteCommandsOptions {
   readonly registry: LocalToolRegistry;
@@ -23,9 +25,12 @@ export interface ExecuteCommandsOptions {
     result: ToolResult,
     startedAt: number,
     endedAt: number,
+    resumed?: ResumedCall,
   ) => void;
   /** Prefix of the call ids, unique per round. */
   readonly idPrefix: string;
+  /** A durable run's journal of this round: intents, results, and what finished before a crash. */
+  readonly journal?: ToolCallJournal;
 }
 
 /**
@@ -38,18 +43,35 @@ export async function executeCommands(
   commands: readonly ToolCommand[],
   options: ExecuteCommandsOptions,
 ): Promise<ToolExecutionRecord[]> {
-  const { registry, signal, onRecord } = options;
+  const { registry, signal, onRecord, journal } = options;
   const limit = options.concurrency === undefined ? undefined : pLimit(options.concurrency);
   const runOne = async (command: ToolCommand, index: number) => {
-    const call: ToolCall = {
-      id: `${options.idPrefix}_${index}`,
-      name: command.toolName,
-      arguments: command.toolKwargs,
-    };
+    const call = commandCall(options.idPrefix, command, index);
+    const known = journal?.known(call.id);
+    if (known?.finished) {
+      // Finished before the crash: its record again, from the journal; the tool does not run.
+      const result = known.result as ToolResult;
+      const now = performance.now();
+      options.onCallDone?.(call, result, now, now + (known.ms ?? 0), { replayed: true });
+      const record = recordOf(command, result);
+      onRecord?.(index, record);
+      return record;
+    }
+    if (journal && !known) await journal.starting(call);
+    const idempotencyKey = journal?.idempotencyKey(call.id);
     const startedAt = performance.now();
     options.onCallStart?.(call, startedAt);
-    const result = await settleStream(await registry.run(call, { signal }), signal);
-    options.onCallDone?.(call, result, startedAt, performance.now());
+    const ran = await registry.run(call, { signal, ...(idempotencyKey && { idempotencyKey }) });
+    const result = await settleStream(ran, signal);
+    const endedAt = performance.now();
+    journal?.finished(call, result, 'local', endedAt - startedAt);
+    options.onCallDone?.(
+      call,
+      result,
+      startedAt,
+      endedAt,
+      known ? { possiblyRepeated: true } : undefined,
+    );
     const record = recordOf(command, result);
     onRecord?.(index, record);
     return record;
@@ -59,6 +81,11 @@ export async function executeCommands(
       limit ? limit(() => runOne(command, index)) : runOne(command, index),
     ),
   );
+}
+
+/** The tool call a round's command makes: its id is `<idPrefix>_<index>`, stable across restarts. */
+export function commandCall(idPrefix: string, command: ToolCommand, index: number): ToolCall {
+  return { id: `${idPrefix}_${index}`, name: command.toolName, arguments: command.toolKwargs };
 }
 
 /**

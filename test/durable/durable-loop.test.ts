@@ -1,0 +1,107 @@
+// Issue 15: a durable tool loop resumes from any point of its journal without repeating a
+// finished plan, tool call or response, and ends as the uncrashed run did.
+import { createToolLoop, type PlannerContext } from 'statecraft';
+import { describe, expect, it } from 'vitest';
+import { memoryStore } from '../../src/durable/stores/memory-store.js';
+import { type Execution, loggingTool, storeWithPrefix } from './helpers.js';
+
+/** Plans by round, as a model would from the same context: a re-issued plan is the same plan. */
+function roundPlanner(counter: { plans: number }) {
+  return async (context: PlannerContext) => {
+    counter.plans++;
+    if (context.roundIndex === 0) {
+      return {
+        nextAction: 'execute',
+        executionCommands: ['a', 'b', 'c'].map((value) => ({
+          purpose: `charge ${value}`,
+          toolName: 'charge',
+          toolKwargs: { value },
+        })),
+      };
+    }
+    if (context.roundIndex === 1) {
+      return {
+        nextAction: 'execute',
+        executionCommands: [{ purpose: 'email', toolName: 'email', toolKwargs: { value: 'd' } }],
+      };
+    }
+    return { nextAction: 'response', executionCommands: [] };
+  };
+}
+
+function makeLoop(log: Execution[]) {
+  const counter = { plans: 0, responses: 0 };
+  const loop = createToolLoop({
+    planner: roundPlanner(counter),
+    tools: [loggingTool('charge', log), loggingTool('email', log)],
+    respond: async ({ actionResults }) => {
+      counter.responses++;
+      return `done: ${Object.keys(actionResults).sort().join(', ')}`;
+    },
+  });
+  return { loop, counter };
+}
+
+describe('a durable tool loop', () => {
+  it('ends like a plain run, journals per call, and lists as a tool-loop run', async () => {
+    const plain = await makeLoop([]).loop.invoke('pay');
+    const log: Execution[] = [];
+    const store = memoryStore();
+    const durable = await makeLoop(log).loop.invoke('pay', { runId: 'l1', store });
+    expect(durable.answer).toBe(plain.answer);
+    expect(durable.toolLogs).toEqual(plain.toolLogs);
+    expect(log.map((e) => e.key).sort()).toEqual([
+      'l1:round1_0',
+      'l1:round1_1',
+      'l1:round1_2',
+      'l1:round2_0',
+    ]);
+    const entries = (await store.read('l1')) ?? [];
+    expect(entries.filter((e) => e.type === 'result')).toHaveLength(4);
+    expect(await store.list()).toEqual([
+      expect.objectContaining({ runId: 'l1', kind: 'tool-loop', status: 'succeeded' }),
+    ]);
+  });
+
+  it('resumes after a crash at every entry: same output, no finished call repeated', async () => {
+    const full = memoryStore();
+    const reference = await makeLoop([]).loop.invoke('pay', { runId: 'r', store: full });
+    const entries = (await full.read('r')) ?? [];
+    for (let count = 1; count <= entries.length; count++) {
+      const prefix = entries.slice(0, count);
+      const store = await storeWithPrefix('r', entries, count);
+      const log: Execution[] = [];
+      const { loop, counter } = makeLoop(log);
+      const resumed = await loop.resume('r', { store });
+      const where = `crash after ${count} entries`;
+      expect(resumed.answer, where).toBe(reference.answer);
+      expect(resumed.toolLogs, where).toEqual(reference.toolLogs);
+      expect(resumed.plans, where).toEqual(reference.plans);
+      const finished = new Set(prefix.filter((e) => e.type === 'result').map((e) => e.callId));
+      const started = new Set(prefix.filter((e) => e.type === 'call').map((e) => e.callId));
+      for (const execution of log) {
+        expect(finished.has(execution.callId), `${where}: ${execution.callId} ran again`).toBe(
+          false,
+        );
+        expect(execution.key).toBe(`r:${execution.callId}`);
+      }
+      const answered = (effect: string) =>
+        prefix.filter((e) => e.type === 'answer' && (e.event as { type: string }).type === effect)
+          .length;
+      expect(counter.plans, where).toBe(3 - answered('plan.done'));
+      expect(counter.responses, where).toBe(1 - answered('respond.done'));
+      const repeated = resumed.details().toolCalls.filter((c) => c.possiblyRepeated);
+      expect(repeated.map((c) => c.call.id).sort(), where).toEqual(
+        [...started].filter((id) => !finished.has(id)).sort(),
+      );
+      expect(((await store.read('r')) ?? []).at(-1)).toEqual({ type: 'end', status: 'succeeded' });
+    }
+  });
+
+  it('refuses to resume a chain run, an unknown id, and planOnly with a run id', async () => {
+    const store = memoryStore();
+    const { loop } = makeLoop([]);
+    await expect(loop.resume('nope', { store })).rejects.toThrow(/No run 'nope'/);
+    await expect(loop.planOnly('pay', { runId: 'p', store })).rejects.toThrow(/not journaled/);
+  });
+});

@@ -1,0 +1,105 @@
+// Issue 15: a durable run's deadline counts from its journaled start, across restarts: a
+// deadline that passed while the process was down fires once on resume, and only once.
+import {
+  createChain,
+  createToolLoop,
+  type LanguageModel,
+  type ModelRequest,
+  TimeoutError,
+} from 'statecraft';
+import { describe, expect, it } from 'vitest';
+import type { JournalEntry } from '../../src/durable/journal-entry.js';
+import { memoryStore } from '../../src/durable/stores/memory-store.js';
+import { loggingTool, storeWithPrefix } from './helpers.js';
+
+/** A model that answers only when aborted (with the abort's error): a call in flight forever. */
+function hangingModel(): LanguageModel & { calls: number } {
+  const model = {
+    specificationVersion: 'v1' as const,
+    provider: 'test',
+    modelId: 'hang',
+    calls: 0,
+    generate(_request: ModelRequest, options?: { signal?: AbortSignal }) {
+      model.calls++;
+      return new Promise<never>((_, reject) => {
+        const signal = options?.signal;
+        if (!signal) return;
+        if (signal.aborted) reject(signal.reason);
+        signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+      });
+    },
+    // biome-ignore lint/correctness/useYield: never yields; a call in flight forever.
+    async *stream() {
+      throw new Error('not streamed');
+    },
+  };
+  return model as unknown as LanguageModel & { calls: number };
+}
+
+/** The journal of a run that died with its first model call in flight, started `ago` ms back. */
+async function diedWithCallInFlight(
+  start: (store: ReturnType<typeof memoryStore>) => Promise<unknown>,
+  ago: number,
+) {
+  const store = memoryStore();
+  // Started, then "killed": the journal keeps the start and the model call's request (the
+  // run itself is aborted by its caller's signal soon after; its later entries are dropped).
+  await start(store).catch(() => {});
+  const entries = ((await store.read('t')) ?? []).slice(0, 2);
+  const [first, request] = entries as [JournalEntry, JournalEntry];
+  expect(request.type).toBe('request');
+  const moved = { ...first, startedAt: (first.startedAt as number) - ago };
+  return storeWithPrefix('t', [moved, request], 2);
+}
+
+describe('durable deadlines', () => {
+  it('a maxExecutionTime that passed while the process was down fires once on resume', async () => {
+    const hung = createChain({ model: hangingModel(), maxExecutionTime: 1_000 });
+    const store = await diedWithCallInFlight(
+      (s) => hung.invoke('go', { runId: 't', store: s, signal: AbortSignal.timeout(200) }),
+      5_000,
+    );
+    const model = hangingModel();
+    const chain = createChain({ model, maxExecutionTime: 1_000 });
+    const error = await chain.resume('t', { store }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TimeoutError);
+    const timers = ((await store.read('t')) ?? []).filter((e) => e.type === 'timer');
+    expect(timers).toEqual([{ type: 'timer', name: 'maxExecutionTime' }]);
+    // Resumed again: the firing is replayed, not fired anew; nothing is called.
+    const again = createChain({ model: hangingModel(), maxExecutionTime: 1_000 });
+    await expect(again.resume('t', { store })).rejects.toBeInstanceOf(TimeoutError);
+    expect(((await store.read('t')) ?? []).filter((e) => e.type === 'timer')).toHaveLength(1);
+  });
+
+  it('the time left is counted from the journaled start, not from the resume', async () => {
+    const hung = createChain({ model: hangingModel(), maxExecutionTime: 60_000 });
+    const store = await diedWithCallInFlight(
+      (s) => hung.invoke('go', { runId: 't', store: s, signal: AbortSignal.timeout(200) }),
+      59_800,
+    );
+    // A deadline counted from the resume would hold this call for a minute (the test's
+    // timeout is 10 s); counted from the journaled start it fires within about 200 ms.
+    const chain = createChain({ model: hangingModel(), maxExecutionTime: 60_000 });
+    await expect(chain.resume('t', { store })).rejects.toBeInstanceOf(TimeoutError);
+  }, 10_000);
+
+  it("a tool loop's timeout too", async () => {
+    const planner = (_context: unknown, { signal }: { signal: AbortSignal }) =>
+      new Promise<never>((_, reject) =>
+        signal.addEventListener('abort', () => reject(signal.reason), { once: true }),
+      );
+    const tools = [loggingTool('charge', [])];
+    const loop = createToolLoop({ planner, tools, respond: false, timeout: 1_000 });
+    const store = await diedWithCallInFlight(
+      (s) => loop.invoke('go', { runId: 't', store: s, signal: AbortSignal.timeout(200) }),
+      5_000,
+    );
+    const resumed = createToolLoop({ planner, tools, respond: false, timeout: 1_000 });
+    await expect(resumed.resume('t', { store })).rejects.toBeInstanceOf(TimeoutError);
+    const entries = (await store.read('t')) ?? [];
+    expect(entries.filter((e) => e.type === 'timer')).toEqual([
+      { type: 'timer', name: 'loopTimeout' },
+    ]);
+    expect(entries.at(-1)).toEqual({ type: 'end', status: 'failed' });
+  });
+});
