@@ -1,4 +1,10 @@
-import { type Chain, createChain, defineTool, type LanguageModel } from 'statecraft';
+import {
+  type Chain,
+  type ChainRunOptions,
+  createChain,
+  defineTool,
+  type LanguageModel,
+} from 'statecraft';
 import { ScriptedModel } from 'statecraft/testing';
 import { z } from 'zod';
 import { fmt, median, type Row } from './measure.js';
@@ -7,12 +13,12 @@ import { ANSWER, echo } from './workload.js';
 // The chain on the loop workload with every policy option on: warnings, duplicate-call
 // checks, tool notes, structured output and validateResult, intermediate results.
 
-function benchChain(model: LanguageModel): Chain<{ done: boolean }> {
+export function benchChain(model: LanguageModel, maxIterations = 12): Chain<{ done: boolean }> {
   return createChain({
     model,
     tools: [echo],
     systemPrompt: 'Echo the numbers, then answer.',
-    maxIterations: 12,
+    maxIterations,
     maxTokens: 100_000,
     warningPrompt: { iterations: 'Two generations left.', tokens: 'Tokens are running out.' },
     warningThreshold: { iterations: -2, tokens: -1_000 },
@@ -26,13 +32,13 @@ function benchChain(model: LanguageModel): Chain<{ done: boolean }> {
 // One chain per model, built once: runs share it as an application's requests would.
 const chains = new WeakMap<LanguageModel, Chain<{ done: boolean }>>();
 
-export async function chainRun(model: LanguageModel): Promise<unknown> {
+export async function chainRun(model: LanguageModel, options?: ChainRunOptions): Promise<unknown> {
   let chain = chains.get(model);
   if (!chain) {
     chain = benchChain(model);
     chains.set(model, chain);
   }
-  const result = await chain.invoke('Echo ten numbers.');
+  const result = await chain.invoke('Echo ten numbers.', options);
   if (JSON.stringify(result.result) !== ANSWER)
     throw new Error('the bench chain did not finish its workload');
   return result;

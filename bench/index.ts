@@ -1,5 +1,6 @@
 import { chainRun, concurrentToolsRows } from './chain.js';
 import { compileCostRows } from './compile-cost.js';
+import { durableRows } from './durable.js';
 import { linearScanRows } from './linear-scans.js';
 import { fmt, printTable } from './measure.js';
 import { toolLoopConcurrencyRows, toolLoopRoundRows } from './tool-loop.js';
@@ -30,3 +31,4 @@ printTable('Tool-loop machine (SPEC T, issue 4 item 7)', [
     note: 'one model step + one tool call',
   },
 ]);
+printTable('Durable runs (issue 15): journal cost per chain step, and resume', await durableRows());

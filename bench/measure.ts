@@ -25,6 +25,29 @@ export async function medianMicros(
   return median(times);
 }
 
+/**
+ * Like medianMicros, with untimed work around each run: `prepare` makes what the run needs (a
+ * fresh run id, a journal to resume) and `cleanUp` removes it, so neither is in the figure.
+ */
+export async function medianMicrosAround<S>(
+  prepare: () => Promise<S>,
+  fn: (prepared: S) => unknown,
+  cleanUp: (prepared: S) => Promise<unknown>,
+  samples: number,
+  warmup = Math.ceil(samples / 5),
+): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < warmup + samples; i++) {
+    const prepared = await prepare();
+    const start = process.hrtime.bigint();
+    await fn(prepared);
+    const micros = Number(process.hrtime.bigint() - start) / 1000;
+    await cleanUp(prepared);
+    if (i >= warmup) times.push(micros);
+  }
+  return median(times);
+}
+
 /** Forces a full collection; the bench runs with --expose-gc so heap figures are stable. */
 export function collectGarbage(): void {
   const gc = (globalThis as { gc?: () => void }).gc;

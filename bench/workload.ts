@@ -25,9 +25,9 @@ export const echo = defineTool({
   duplicateCallWarn: true,
 });
 
-function responseFor(step: number): ModelResponse {
+function responseFor(step: number, toolCalls: number): ModelResponse {
   const usage = { inputTokens: 10, outputTokens: 5, totalTokens: 15 };
-  return step < TOOL_CALLS
+  return step < toolCalls
     ? {
         content: [
           { type: 'tool-call', toolCall: { id: `c${step}`, name: 'echo', arguments: { n: step } } },
@@ -54,9 +54,12 @@ export class WorkloadModel implements LanguageModel {
   readonly provider = 'bench';
   readonly modelId = 'workload';
   readonly #gate: Gate | undefined;
+  readonly #toolCalls: number;
 
-  constructor(gate?: Gate) {
+  /** `toolCalls` steps that each call one tool, then the answer (the loop rows: TOOL_CALLS). */
+  constructor(gate?: Gate, toolCalls = TOOL_CALLS) {
     this.#gate = gate;
+    this.#toolCalls = toolCalls;
   }
 
   async generate(request: ModelRequest): Promise<ModelResponse> {
@@ -64,7 +67,7 @@ export class WorkloadModel implements LanguageModel {
     for (const message of request.messages) if (message.role === 'tool') step++;
     const wait = this.#gate?.(step);
     if (wait) await wait;
-    return responseFor(step);
+    return responseFor(step, this.#toolCalls);
   }
 
   async *stream(request: ModelRequest): AsyncGenerator<StreamPart> {

@@ -62,3 +62,21 @@ describe('README chain diagram', () => {
     expect(block).toContain('s_thinking --> s_doing : callModel.done [canDo]');
   });
 });
+
+describe('README durable run', () => {
+  it('shows examples/durable-run.ts as it is, and what it prints after a real kill -9', async () => {
+    const [readme, source] = await Promise.all([
+      readFile('README.md', 'utf8'),
+      readFile('examples/durable-run.ts', 'utf8'),
+    ]);
+    expect(blockAfter(readme, 'durable:code')).toBe(source);
+    expect(source.trimEnd().split('\n').length).toBeLessThanOrEqual(20);
+    const { stdout } = await run(
+      'node',
+      ['--conditions=statecraft-source', '--import', 'tsx', 'examples/durable-run.ts'],
+      { timeout: 30_000 },
+    );
+    expect(stdout).toBe(blockAfter(readme, 'durable:output'));
+    expect(stdout).toContain('first process: SIGKILL');
+  }, 30_000);
+});

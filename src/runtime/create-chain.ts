@@ -6,6 +6,7 @@ import {
   fromCallback,
   type InspectionEvent,
   type Observer,
+  type PromiseActorLogic,
   type SnapshotFrom,
 } from 'xstate';
 import { LocalToolRegistry } from '../../adapters/tools/local-registry.js';
@@ -74,9 +75,11 @@ import { ToolCollisionError } from '../tools/tool-collision.js';
 import type { Usage } from '../usage.js';
 import { type ChainOptions, chainConfig } from './chain-options.js';
 import {
+  type DurableActorInput,
   type DurableRun,
   type DurableRunOptions,
   delayedEventType,
+  durableActor,
   durableOptionsOf,
   elapsedMs,
   isJournalProblem,
@@ -85,6 +88,7 @@ import {
   LiveRuns,
   openJournal,
   performJournaled,
+  refuseRestoredRun,
   runJournaled,
 } from './durable-run.js';
 import { EventQueue } from './event-queue.js';
@@ -189,6 +193,16 @@ export interface Chain<T> {
     runId: string,
     options: Omit<ChainRunOptions, 'runId' | 'store'> & { readonly store: JournalStore },
   ): Promise<ChainResult<T>>;
+  /**
+   * An actor logic for an app's machine that runs this chain durably in `store`: invoke it
+   * with input `{ runId, input }`. Restoring the app's machine from a snapshot re-invokes it,
+   * and the run resumes from its journal (`chain.machine` cannot be resumed so: restored in
+   * the middle of a run it fails with an AbortError saying to use this).
+   */
+  durable<Result extends ChainResult<T> = ChainResult<T>>(
+    store: JournalStore,
+    options?: Omit<ChainRunOptions, 'runId' | 'store' | 'signal'>,
+  ): PromiseActorLogic<Result, DurableActorInput<string | ChainRunInput>>;
   /** Routes tool calls to a remote executor first (SPEC C10), from the next model call on, in running runs too. */
   connect(remote: RemoteToolExecutor): void;
   disconnect(): void;
@@ -368,7 +382,9 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
       });
       return result;
     });
-    return { type: event.type, output: { ...event.output, results } };
+    const output = { ...event.output, results };
+    run.tools.replayed(request.input.calls, output);
+    return { type: event.type, output };
   }
 
   // The one actor a run's machine invokes: it performs each effect the machine requests and
@@ -387,6 +403,8 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
       : newResources(undefined, self._parent && childRuns.get(self._parent));
     const run = (resources.get(system) ?? owned) as RunResources;
     const { controller, tools, journal } = run;
+    let asked = false;
+    refuseRestoredRun(self, () => asked, sendBack, 'chain');
     let current = linkedController(controller.signal).controller;
     type Live = Extract<EffectOutcome, { kind: 'live' }>;
     const answer = (
@@ -451,6 +469,7 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
       replay: (request, outcome) => sendBack(replayedAnswer(request, outcome, run)),
     };
     receive((request) => {
+      asked = true;
       if (request.type === 'cancel') {
         // Only the deadline cancels a chain's effects: journaled as the timer firing.
         journal?.timerFired('maxExecutionTime');
@@ -701,6 +720,11 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
     input,
     invoke,
     resume,
+    // The generic Result only keeps Chain<T> assignable to Chain<unknown>; it is ChainResult<T>.
+    durable: ((store, durableOptions = {}) =>
+      durableActor(observedAgent.name, (runInput: string | ChainRunInput, runId, signal) =>
+        invoke(runInput, { ...durableOptions, runId, store, signal }),
+      )) as Chain<T>['durable'],
     batch: (inputs, batchOptions) => batchSettled(inputs, batchOptions, invoke),
     stream(runInput, runOptions = {}) {
       // Breaking out of the loop stops the run: nobody would read what it spends tokens on.

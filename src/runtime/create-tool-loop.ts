@@ -6,6 +6,7 @@ import {
   fromCallback,
   type InspectionEvent,
   type Observer,
+  type PromiseActorLogic,
   type SnapshotFrom,
 } from 'xstate';
 import { LocalToolRegistry } from '../../adapters/tools/local-registry.js';
@@ -71,9 +72,11 @@ import { Transcript } from '../transcript.js';
 import { type Usage, ZERO_USAGE } from '../usage.js';
 import { isAsyncIterable } from './async-iterable.js';
 import {
+  type DurableActorInput,
   type DurableRun,
   type DurableRunOptions,
   delayedEventType,
+  durableActor,
   durableOptionsOf,
   elapsedMs,
   isJournalProblem,
@@ -82,6 +85,7 @@ import {
   LiveRuns,
   openJournal,
   performJournaled,
+  refuseRestoredRun,
   runJournaled,
 } from './durable-run.js';
 import { EventQueue } from './event-queue.js';
@@ -193,6 +197,15 @@ export interface ToolLoop {
     runId: string,
     options: Omit<ToolLoopRunOptions, 'runId' | 'store'> & { readonly store: JournalStore },
   ): Promise<ToolLoopResult>;
+  /**
+   * An actor logic for an app's machine that runs this loop durably in `store`: invoke it
+   * with input `{ runId, input }`; restoring the app's machine re-invokes it, and the run
+   * resumes from its journal.
+   */
+  durable(
+    store: JournalStore,
+    options?: Omit<ToolLoopRunOptions, 'runId' | 'store' | 'signal'>,
+  ): PromiseActorLogic<ToolLoopResult, DurableActorInput<string | ToolLoopRunInput>>;
   /**
    * One planning round, normalized, without executing anything. A malformed answer rejects
    * with a ProtocolError at once: `planRetries` applies to runs, not to this probe.
@@ -377,6 +390,8 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
     };
     const hooks = hooksOf(system, self);
     const journal = hooks?.journal;
+    let asked = false;
+    refuseRestoredRun(self, () => asked, sendBack, 'tool loop');
     type Live = Extract<EffectOutcome, { kind: 'live' }>;
     const answer = (
       type: 'plan' | 'execute' | 'respond',
@@ -451,6 +466,7 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
       },
     };
     receive((request) => {
+      asked = true;
       if (request.type === 'cancel') {
         if (request.reason === 'timeout') journal?.timerFired('loopTimeout');
         return stop(request.reason === 'timeout' ? LOOP_TIMED_OUT : LOOP_ABORTED);
@@ -694,6 +710,10 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
     input,
     invoke,
     resume,
+    durable: (store, durableOptions = {}) =>
+      durableActor(observedAgent.name, (runInput: string | ToolLoopRunInput, runId, signal) =>
+        invoke(runInput, { ...durableOptions, runId, store, signal }),
+      ),
     batch: (inputs, options) => batchSettled(inputs, options, invoke),
     stream(runInput, runOptions = {}) {
       const { recorder, loopInput } = startRun(runInput, runOptions);

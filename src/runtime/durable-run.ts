@@ -1,4 +1,11 @@
-import type { AnyActorRef, AnyStateMachine, OutputFrom, SnapshotFrom } from 'xstate';
+import {
+  type AnyActorRef,
+  type AnyStateMachine,
+  fromPromise,
+  type OutputFrom,
+  type PromiseActorLogic,
+  type SnapshotFrom,
+} from 'xstate';
 import type { RunKind } from '../durable/journal-entry.js';
 import { JournalError } from '../durable/journal-error.js';
 import { JournalMismatchError } from '../durable/journal-mismatch.js';
@@ -219,4 +226,77 @@ export function elapsedMs(startedAt: number | undefined): number | undefined {
   return startedAt === undefined
     ? undefined
     : Math.round((performance.now() - startedAt) * 10) / 10;
+}
+
+/**
+ * XState restarts a machine's effects host when it restores a snapshot, but does not run again
+ * the entry action that sent the request the machine is waiting for: restored in the middle
+ * of a run, a chain or tool loop would wait forever. A host asked nothing while it starts,
+ * under a machine resting in a state (every resting state waits for an effect), was restored
+ * so: it ends the run with an ABORT that says how to make such runs survive restarts.
+ */
+export function refuseRestoredRun(
+  self: AnyActorRef,
+  asked: () => boolean,
+  sendBack: (event: { readonly type: 'ABORT'; readonly reason: string }) => void,
+  what: 'chain' | 'tool loop',
+): void {
+  const parent = self._parent;
+  if (!parent) return;
+  // A fresh run's first request reaches its host while the host starts, before this.
+  queueMicrotask(() => {
+    if (asked()) return;
+    const snapshot = parent.getSnapshot() as { status?: string; value?: unknown };
+    if (snapshot.status !== 'active') return;
+    sendBack({ type: 'ABORT', reason: restoredMidRun(what, stateValueText(snapshot.value)) });
+  });
+}
+
+function restoredMidRun(what: 'chain' | 'tool loop', state: string): string {
+  const name = what === 'chain' ? 'chain' : 'loop';
+  return (
+    `the ${what} was restored from a snapshot in the middle of a run (state '${state}'), and ` +
+    'XState does not send again the request it was waiting for. A run that must survive ' +
+    `restarts is a durable run: invoke \`${name}.durable(store)\` with input { runId, input } ` +
+    'instead of its machine; restoring re-invokes it, and it resumes from its journal ' +
+    'without repeating a finished call'
+  );
+}
+
+function stateValueText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (typeof value !== 'object' || value === null) return String(value);
+  return Object.entries(value as Record<string, unknown>)
+    .map(([key, inner]) => {
+      const rest = stateValueText(inner);
+      return rest ? `${key}.${rest}` : key;
+    })
+    .join(', ');
+}
+
+/** What an app's machine gives the actor of `chain.durable(store)` / `loop.durable(store)`. */
+export interface DurableActorInput<RunInput> {
+  /** The run's id in the store: the same id on every restore, so the run resumes. */
+  readonly runId: string;
+  readonly input: RunInput;
+}
+
+/**
+ * A promise actor that runs `input.input` as the durable run `input.runId`. XState re-invokes
+ * a promise actor when it restores a snapshot; the journal makes that harmless: the run
+ * attaches to what it had done (replayed, not repeated) and goes on.
+ */
+export function durableActor<RunInput, Result>(
+  what: string,
+  start: (input: RunInput, runId: string, signal: AbortSignal) => Promise<Result>,
+): PromiseActorLogic<Result, DurableActorInput<RunInput>> {
+  return fromPromise<Result, DurableActorInput<RunInput>>(({ input, signal }) => {
+    if (typeof input !== 'object' || input === null || typeof input.runId !== 'string') {
+      throw new ConfigError(
+        'input',
+        `${what}.durable(store): invoke it with input { runId: string, input }`,
+      );
+    }
+    return start(input.input, input.runId, signal);
+  });
 }

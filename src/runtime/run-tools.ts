@@ -134,7 +134,12 @@ export class RunTools {
     const results = await Promise.all(
       calls.map((call) => {
         const known = journal?.known(call.id);
-        if (known?.finished) return this.#replayed(call, known.result as ToolResult, known);
+        if (known?.finished) {
+          const result = this.#replayed(call, known.result as ToolResult, known);
+          // A stream it opened before the crash is gone with that process.
+          if (this.#followLost(result, step)) openedStream = true;
+          return result;
+        }
         return runCall(call);
       }),
     );
@@ -175,6 +180,35 @@ export class RunTools {
     const executor = this.#lastExecutor.get(call.id) ?? 'local';
     this.#lastExecutor.delete(call.id);
     return executor;
+  }
+
+  /**
+   * A step a durable run's resume answered from the journal: the streams it opened and closed
+   * are followed, so the streams still open when the replay ends, whose sources died with the
+   * old process, answer as lost (see RunStreams.lost) instead of vanishing.
+   */
+  replayed(calls: readonly ToolCall[], output: ExecuteToolsOutput): void {
+    this.#step++;
+    for (const result of output.results) this.#followLost(result);
+    for (const batch of output.streamBatches) if (batch.done) this.#streams.forget(batch.streamId);
+    for (const [index, call] of calls.entries()) {
+      const stopped = (call.arguments as { streamId?: unknown } | undefined)?.streamId;
+      if (
+        call.name === STOP_STREAM_TOOL &&
+        output.results[index]?.success &&
+        typeof stopped === 'string'
+      ) {
+        this.#streams.forget(stopped);
+      }
+    }
+  }
+
+  /** Registers the stream `result` opened, if it is still open, as lost; true if it opened one. */
+  #followLost(result: ToolResult, step?: number): boolean {
+    const opened = result.output as { streamId?: unknown; done?: unknown } | null;
+    if (!result.success || typeof opened?.streamId !== 'string') return false;
+    if (opened.done === false) this.#streams.lost(opened.streamId, result.name, step);
+    return true;
   }
 
   /** Ends every open stream; the run calls it however it ends. Never rejects. */

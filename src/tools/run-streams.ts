@@ -162,6 +162,33 @@ export class RunStreams {
     return result(true, `Stream ${stream.id} closed.`);
   }
 
+  /**
+   * A stream a durable run had open when its process died (learnt from its journal): its
+   * source is gone with that process. Its next batch ends it with an error the model reads
+   * instead of the items, and the stop tool closes it like any other.
+   */
+  lost(streamId: string, toolName: string, openedAt = -1): void {
+    const error = new Error(
+      'lost: the run was resumed after its process stopped, and the rest of this stream went with it; call the tool again if you still need it',
+    );
+    this.#streams.set(streamId, {
+      id: streamId,
+      toolName,
+      iterator: {
+        next: () => Promise.reject(error),
+        return: () => Promise.resolve({ done: true, value: undefined }),
+      },
+      openedAt,
+      pending: undefined,
+      link: NO_LINK,
+    });
+  }
+
+  /** Forgets a lost stream the journal shows ending later (its last batch, or the stop tool). */
+  forget(streamId: string): void {
+    this.#streams.delete(streamId);
+  }
+
   /** Ends every open stream; the run calls it however it ends. Never rejects. */
   async closeAll(): Promise<void> {
     await Promise.allSettled([...this.#streams.values()].map((stream) => this.#end(stream)));

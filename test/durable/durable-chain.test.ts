@@ -1,7 +1,8 @@
 // Issue 15: a durable chain run resumes from any point of its journal without repeating a
 // finished model or tool call, and ends as the uncrashed run did.
-import { createChain } from 'statecraft';
+import { createChain, defineTool } from 'statecraft';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { memoryStore } from '../../src/durable/stores/memory-store.js';
 import { type Execution, loggingTool, storeWithPrefix, type Turn, turnModel } from './helpers.js';
 
@@ -75,5 +76,41 @@ describe('a durable chain run', () => {
       const after = (await store.read('r')) ?? [];
       expect(after.at(-1)).toEqual({ type: 'end', status: 'succeeded' });
     }
+  });
+});
+
+describe('a stream open when the process died', () => {
+  const numbers = defineTool({
+    name: 'numbers',
+    description: 'Streams numbers.',
+    input: z.object({}),
+    execute: async function* () {
+      for (let i = 1; i <= 12; i++) yield i;
+    },
+  });
+  const streamTurns: Turn[] = [
+    { calls: [{ id: 's1', name: 'numbers', arguments: {} }] },
+    { calls: [{ id: 'n1', name: 'note', arguments: { value: 'x' } }] },
+    { text: 'counted' },
+  ];
+  const streamChain = () =>
+    createChain({
+      model: turnModel(streamTurns),
+      tools: [numbers, loggingTool('note', [])],
+      streamBatchSize: 5,
+    });
+
+  it('answers as lost on resume: the model reads why, and can call the tool again', async () => {
+    const full = memoryStore();
+    const reference = await streamChain().invoke('count', { runId: 's', store: full });
+    const entries = (await full.read('s')) ?? [];
+    const firstStep = entries.findIndex(
+      (e) => e.type === 'answer' && (e.event as { type: string }).type === 'executeTools.done',
+    );
+    const store = await storeWithPrefix('s', entries, firstStep + 1);
+    const resumed = await streamChain().resume('s', { store });
+    expect(resumed.text).toBe(reference.text);
+    expect(JSON.stringify(resumed.transcript)).toMatch(/stream error: lost: the run was resumed/);
+    expect(JSON.stringify(reference.transcript)).not.toMatch(/lost/);
   });
 });
