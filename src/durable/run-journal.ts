@@ -11,7 +11,7 @@ import {
 } from './journal-entry.js';
 import { JournalError } from './journal-error.js';
 import { JournalMismatchError } from './journal-mismatch.js';
-import { requestHash } from './request-hash.js';
+import { EffectHasher, requestHash } from './request-hash.js';
 import {
   type ExternalEntry,
   isAnswerEntry,
@@ -92,6 +92,7 @@ export class RunJournal {
   readonly #prior: readonly JournalEntry[];
   #pos: number;
   #seq = 0;
+  readonly #hasher = new EffectHasher();
   /** Timer firings delivered from the journal, whose `cancel` must not be journaled again. */
   #replayedTimers = 0;
   #lastWrite: Promise<void> = Promise.resolve();
@@ -226,7 +227,7 @@ export class RunJournal {
   request(effect: string, input: unknown, what: string): EffectOutcome | undefined {
     if (this.#mismatch) return undefined;
     const seq = ++this.#seq;
-    const hash = requestHash(input);
+    const hash = this.#hasher.hash(input);
     if (!this.replaying) return { kind: 'live', seq, hash, reissued: false, calls: new Map() };
     const index = this.#pos;
     const entry = this.#prior[index] as JournalEntry;

@@ -88,6 +88,7 @@ import {
   LiveRuns,
   openJournal,
   performJournaled,
+  RunDeadlines,
   refuseRestoredRun,
   runJournaled,
 } from './durable-run.js';
@@ -395,6 +396,7 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
   // for, are dropped, and what the machine asks next runs under the new one (streams opened
   // before are aborted too: no step reads them after a stop). One controller per cancel, not
   // per effect: two AbortControllers a step cost the bench's chain step ~30 µs of ~150.
+  const deadlines = new RunDeadlines();
   const effects = fromCallback<ChainEffectRequest>(({ sendBack, receive, system, self }) => {
     // A chain invoked from an app's machine has no run() around it: it owns its resources,
     // and records into the observed run its chain actor (this actor's parent) reports as.
@@ -488,7 +490,15 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
   const observedAgent = {
     name: options.name ?? 'chain',
     kind: 'chain',
-    machine: chainMachine.provide({ actors: { effects } }) as ChainMachine<T>,
+    machine: chainMachine.provide({
+      actors: { effects },
+      delays: {
+        // A durable run's deadline counts from its journaled start, across restarts. One
+        // machine serves every run (a machine made per run cost a durable step ~14 µs).
+        maxExecutionTime: ({ context }) =>
+          deadlines.delay(context.config, context.config.maxExecutionTime ?? 0),
+      },
+    }) as ChainMachine<T>,
     model,
   } as const;
   const machine = observeChildRuns(observedAgent.machine, observedAgent, {
@@ -596,8 +606,10 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
       throw error;
     }
     const inspect = inspectorFor(runOptions.inspect);
-    const actor = createActor(journal ? durableMachine(journal) : machine, {
-      input: machineInput,
+    const actor = createActor(machine, {
+      input: journal
+        ? { ...machineInput, config: deadlines.configFor(machineInput.config, journal) }
+        : machineInput,
       ...(inspect && { inspect }),
     });
     const runResources = newResources(onPart, recorder, journal);
@@ -640,15 +652,6 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
     } finally {
       await dispose(runResources);
     }
-  }
-
-  /** The machine of a durable run: its deadline counts from the journaled start, across restarts. */
-  function durableMachine(journal: RunJournal): ChainMachine<T> {
-    return observedAgent.machine.provide({
-      delays: {
-        maxExecutionTime: ({ context }) => journal.remaining(context.config.maxExecutionTime ?? 0),
-      },
-    }) as ChainMachine<T>;
   }
 
   /** A durable run's journal: begun, or attached to when the store holds `runId` already. */

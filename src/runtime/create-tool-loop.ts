@@ -45,7 +45,7 @@ import { linkedController } from '../linked-controller.js';
 import type { Message, ToolResult } from '../messages.js';
 import { checkModelResponse, modelSource } from '../model/check-response.js';
 import { ResponseCollector } from '../model/collect-stream.js';
-import type { ModelRequest, StreamPart } from '../model/language-model.js';
+import type { ModelRequest, ModelResponse, StreamPart } from '../model/language-model.js';
 import { responseText } from '../model/language-model.js';
 import { inspectorFor } from '../observe/inspect-runs.js';
 import {
@@ -85,6 +85,7 @@ import {
   LiveRuns,
   openJournal,
   performJournaled,
+  RunDeadlines,
   refuseRestoredRun,
   runJournaled,
 } from './durable-run.js';
@@ -375,6 +376,7 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
   // state that runs the loop); late answers are dropped then. A run that ends with nothing in
   // flight aborts nothing, so the signals its finished calls saw stay unaborted, as they were
   // when each effect was an actor of its own.
+  const deadlines = new RunDeadlines();
   const effects = fromCallback<ToolLoopEffectRequest>(({ sendBack, receive, system, self }) => {
     const controller = new AbortController();
     setMaxListeners(0, controller.signal); // every running tool listens to it
@@ -462,7 +464,9 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
       describe: (request) => LOOP_EFFECT_NAMES[request.type],
       live: (request, outcome) => perform(request, outcome),
       replay: (request, outcome) => {
-        for (const event of replayedLoopEvents(request, outcome, hooks?.recorder)) send(event);
+        const recorder = hooks?.recorder;
+        if (recorder) recordReplayedModelCall(request, outcome, recorder);
+        for (const event of replayedLoopEvents(request, outcome, recorder)) send(event);
       },
     };
     receive((request) => {
@@ -476,6 +480,49 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
     });
     return () => stop(LOOP_LEFT);
   });
+
+  /**
+   * A plan or response the model gave before the crash, in details() again (marked replayed),
+   * as the live call recorded it: the request rebuilt from the machine's input, the answer
+   * from the journal (a plan as its JSON, the response as its text).
+   */
+  function recordReplayedModelCall(
+    request: LoopEffect,
+    outcome: Extract<EffectOutcome, { kind: 'replayed' }>,
+    recorder: RunRecorder,
+  ): void {
+    const answer = outcome.answers[0] as ToolLoopEvent;
+    const reply = (text: string, usage: Usage): ModelResponse => ({
+      content: [{ type: 'text', text }],
+      usage,
+      finishReason: { unified: 'stop', raw: undefined },
+    });
+    if (request.type === 'plan' && answer.type === 'plan.done' && model && !planner) {
+      const messages = Transcript.from(plannerMessages(request.input));
+      const text = JSON.stringify(answer.output.raw) ?? '';
+      recorder.replayedModelCall(
+        `plan round ${request.input.roundIndex + 1}`,
+        { messages, responseFormat },
+        reply(text, answer.output.usage),
+        outcome.ms,
+      );
+    }
+    if (request.type === 'respond' && answer.type === 'respond.done' && respond === true) {
+      const { userInput, extraRequirement, convergence } = request.input;
+      const messages = responseMessages(
+        userInput,
+        extraRequirement,
+        convergence,
+        options.instructions,
+      );
+      recorder.replayedModelCall(
+        'respond',
+        { messages: Transcript.from(messages) },
+        reply(answer.output.text, answer.output.usage),
+        outcome.ms,
+      );
+    }
+  }
 
   async function respondWithModel(
     messages: Message[],
@@ -506,7 +553,13 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
   const observedAgent = {
     name: options.name ?? 'tool-loop',
     kind: 'tool-loop',
-    machine: toolLoopMachine.provide({ actors: { effects } }) as typeof toolLoopMachine,
+    machine: toolLoopMachine.provide({
+      actors: { effects },
+      delays: {
+        // A durable run's timeout counts from its journaled start, across restarts.
+        loopTimeout: ({ context }) => deadlines.delay(context.config, context.config.timeout ?? 0),
+      },
+    }) as typeof toolLoopMachine,
     model,
   } as const;
   const machine = observeChildRuns(observedAgent.machine, observedAgent, {
@@ -584,8 +637,10 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
     // goes through its machine, so that its journal holds the ABORT a replay will meet.
     if (signal?.aborted && !journal) return cancelledBeforeStart(signal);
     const inspect = inspectorFor(runOptions.inspect);
-    const actor = createActor(journal ? durableMachine(journal) : machine, {
-      input: loopInput,
+    const actor = createActor(machine, {
+      input: journal
+        ? { ...loopInput, config: deadlines.configFor(loopInput.config, journal) }
+        : loopInput,
       ...(inspect && { inspect }),
     });
     runs.set(actor.system, { recorder, ...(onDelta && { onDelta }), ...(journal && { journal }) });
@@ -627,13 +682,6 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
     }
     await journal?.end(output.status === 'failed' ? 'failed' : 'succeeded');
     return output;
-  }
-
-  /** The machine of a durable run: its timeout counts from the journaled start, across restarts. */
-  function durableMachine(journal: RunJournal): typeof toolLoopMachine {
-    return observedAgent.machine.provide({
-      delays: { loopTimeout: ({ context }) => journal.remaining(context.config.timeout ?? 0) },
-    }) as typeof toolLoopMachine;
   }
 
   const liveRuns = new LiveRuns<ToolLoopOutput>();

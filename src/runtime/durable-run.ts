@@ -300,3 +300,26 @@ export function durableActor<RunInput, Result>(
     return start(input.input, input.runId, signal);
   });
 }
+
+/**
+ * Where a machine's delay finds its durable run's journal, so a deadline counts from the
+ * journaled start across restarts. By the run's own config object, which the machine's
+ * context holds: a delay sees only its context, and XState computes the root's delays while
+ * it creates the actor, before the run could be registered by its actor system.
+ */
+export class RunDeadlines {
+  readonly #journals = new WeakMap<object, RunJournal>();
+
+  /** A copy of `config` for one durable run, whose delays count from its journal's start. */
+  configFor<Config extends object>(config: Config, journal: RunJournal): Config {
+    const own = { ...config };
+    this.#journals.set(own, journal);
+    return own;
+  }
+
+  /** Milliseconds until `limitMs`: from the journaled start for a durable run, else from now. */
+  delay(config: object, limitMs: number): number {
+    const journal = this.#journals.get(config);
+    return journal ? journal.remaining(limitMs) : limitMs;
+  }
+}

@@ -1,6 +1,12 @@
 // Issue 15: a durable tool loop resumes from any point of its journal without repeating a
 // finished plan, tool call or response, and ends as the uncrashed run did.
-import { createToolLoop, type PlannerContext } from 'statecraft';
+import {
+  createToolLoop,
+  type LanguageModel,
+  type ModelRequest,
+  type ModelResponse,
+  type PlannerContext,
+} from 'statecraft';
 import { describe, expect, it } from 'vitest';
 import { memoryStore } from '../../src/durable/stores/memory-store.js';
 import { type Execution, loggingTool, storeWithPrefix } from './helpers.js';
@@ -103,5 +109,61 @@ describe('a durable tool loop', () => {
     const { loop } = makeLoop([]);
     await expect(loop.resume('nope', { store })).rejects.toThrow(/No run 'nope'/);
     await expect(loop.planOnly('pay', { runId: 'p', store })).rejects.toThrow(/not journaled/);
+  });
+});
+
+describe('a durable loop planned and answered by a model', () => {
+  it('lists the replayed plan in details(), marked replayed, and makes only the response live', async () => {
+    const makeModel = () => {
+      const calls: string[] = [];
+      const answer = (request: ModelRequest): ModelResponse => {
+        const planning = request.responseFormat !== undefined;
+        calls.push(planning ? 'plan' : 'respond');
+        return {
+          content: [{ type: 'text', text: planning ? '{"nextAction":"response"}' : 'Hello.' }],
+          usage: { inputTokens: 3, outputTokens: 2, totalTokens: 5 },
+          finishReason: { unified: 'stop', raw: 'stop' },
+        };
+      };
+      const model: LanguageModel = {
+        specificationVersion: 'v1',
+        provider: 'test',
+        modelId: 'planner',
+        generate: async (request) => answer(request),
+        async *stream(request) {
+          const response = answer(request);
+          for (const part of response.content) {
+            if (part.type === 'text') yield { type: 'text-delta', delta: part.text };
+          }
+          yield { type: 'usage', usage: response.usage };
+          yield { type: 'finish', finishReason: response.finishReason };
+        },
+      };
+      return { model, calls };
+    };
+    const tools = [loggingTool('charge', [])];
+    const full = memoryStore();
+    const first = makeModel();
+    const reference = await createToolLoop({ model: first.model, tools }).invoke('hi', {
+      runId: 'm',
+      store: full,
+    });
+    const entries = (await full.read('m')) ?? [];
+    const planned = entries.findIndex(
+      (e) => e.type === 'answer' && (e.event as { type: string }).type === 'plan.done',
+    );
+    const second = makeModel();
+    const resumed = await createToolLoop({ model: second.model, tools }).resume('m', {
+      store: await storeWithPrefix('m', entries, planned + 1),
+    });
+    expect(resumed.answer).toBe('Hello.');
+    expect(second.calls).toEqual(['respond']);
+    const calls = resumed.details().modelCalls;
+    expect(calls.map((c) => [c.purpose, c.replayed ?? false])).toEqual([
+      ['plan round 1', true],
+      ['respond', false],
+    ]);
+    expect(calls.map((c) => c.usage)).toEqual(reference.details().modelCalls.map((c) => c.usage));
+    expect(resumed.usage).toEqual(reference.usage);
   });
 });

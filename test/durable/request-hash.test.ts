@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { decode, encode } from '../../src/durable/codec.js';
 import { JournalCodecError } from '../../src/durable/codec-error.js';
 import { JournalMismatchError } from '../../src/durable/journal-mismatch.js';
-import { canonicalJson, requestHash } from '../../src/durable/request-hash.js';
+import { canonicalJson, EffectHasher, requestHash } from '../../src/durable/request-hash.js';
 
 const request = {
   messages: Transcript.from([
@@ -120,5 +120,40 @@ describe('JournalMismatchError', () => {
     expect(error.message).toContain("tool call 'add' (c1)");
     expect(error.message).toContain(expectedHash.slice(0, 12));
     expect(error.message).toContain(actualHash.slice(0, 12));
+  });
+});
+
+describe('EffectHasher', () => {
+  const system = (text: string) => ({ role: 'system' as const, content: text });
+  const user = (text: string) => ({ role: 'user' as const, content: text });
+  const input = (messages: object[], iteration = 1) => ({
+    messages: Transcript.from(messages as never),
+    iteration,
+  });
+
+  it('hashes a growing transcript like a fresh hasher would (the hash of a resumed process)', () => {
+    const running = new EffectHasher();
+    const messages: object[] = [system('rules'), user('hi')];
+    for (let step = 0; step < 6; step++) {
+      // A new system message object every turn, as compileTurn makes it.
+      const turn = [system('rules'), ...messages.slice(1)];
+      expect(running.hash(input(turn, step))).toBe(new EffectHasher().hash(input(turn, step)));
+      messages.push(assistantMessage(`answer ${step}`), user(`more ${step}`));
+    }
+  });
+
+  it('tells apart transcripts that differ anywhere, in order, or in the other fields', () => {
+    const hasher = new EffectHasher();
+    const base = [system('rules'), user('a'), user('b')];
+    const seen = new Set([
+      hasher.hash(input(base)),
+      hasher.hash(input([system('rules!'), user('a'), user('b')])),
+      hasher.hash(input([system('rules'), user('x'), user('b')])),
+      hasher.hash(input([system('rules'), user('b'), user('a')])),
+      hasher.hash(input([system('rules'), user('a')])),
+      hasher.hash(input(base, 2)),
+    ]);
+    expect(seen.size).toBe(6);
+    expect(hasher.hash(input(base))).toBe(new EffectHasher().hash(input(base)));
   });
 });
