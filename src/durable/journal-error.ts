@@ -12,7 +12,9 @@ export type JournalErrorReason =
   | 'corrupt'
   | 'newer-version'
   /** A chain's run resumed with a tool loop, or the other way round. */
-  | 'wrong-kind';
+  | 'wrong-kind'
+  /** Another live process is running the run (see JournalStore.acquire). */
+  | 'run-busy';
 
 export interface JournalErrorOptions extends StatecraftErrorOptions {
   readonly runId?: string;

@@ -101,6 +101,8 @@ export class RunJournal {
   /** Set when replay found the journal and the run disagree; the run host stops the run. */
   #mismatch: JournalMismatchError | undefined;
   #onMismatch: ((error: JournalMismatchError) => void) | undefined;
+  /** Gives up the store's claim on the run (JournalStore.acquire), when it has one. */
+  #release: (() => Promise<void>) | undefined;
 
   private constructor(
     store: JournalStore,
@@ -129,7 +131,9 @@ export class RunJournal {
       configHash: requestHash(start.config),
     };
     await store.append(start.runId, entry);
-    return new RunJournal(store, entry, [entry], start.input);
+    const journal = new RunJournal(store, entry, [entry], start.input);
+    journal.#release = await store.acquire?.(start.runId);
+    return journal;
   }
 
   /**
@@ -138,6 +142,24 @@ export class RunJournal {
    * with an error that says which.
    */
   static async reopen(
+    store: JournalStore,
+    runId: string,
+    kind: RunKind,
+    config: unknown,
+  ): Promise<RunJournal> {
+    // Held before reading, so the entries read are all the last holder wrote.
+    const release = await store.acquire?.(runId);
+    try {
+      const journal = await RunJournal.#reopened(store, runId, kind, config);
+      journal.#release = release;
+      return journal;
+    } catch (error) {
+      await release?.();
+      throw error;
+    }
+  }
+
+  static async #reopened(
     store: JournalStore,
     runId: string,
     kind: RunKind,
@@ -393,6 +415,17 @@ export class RunJournal {
     this.#pos = this.#prior.length;
     if (ended === undefined) await this.#write({ type: 'end', status });
     await this.#settled();
+    await this.close();
+  }
+
+  /**
+   * Lets another process take the run over (see JournalStore.acquire); `end` does it, and the
+   * run host on every other way a run stops. Idempotent.
+   */
+  async close(): Promise<void> {
+    const release = this.#release;
+    this.#release = undefined;
+    await release?.();
   }
 
   /** Waits for every write issued so far; throws the first that failed. */

@@ -19,6 +19,7 @@ import {
 } from './journal-store.js';
 import { PerKeyQueue } from './per-key-queue.js';
 import { assertValidRunId, isValidRunId } from './run-id.js';
+import { acquireRunLock } from './run-lock.js';
 
 const EXTENSION = '.jsonl';
 // O_APPEND: every write lands at the end of the file. No O_CREAT: only a `start` entry may
@@ -144,6 +145,13 @@ export function fileStore(dir: string): JournalStore {
         if (entries !== undefined) listings.push(runListingOf(entries));
       }
       return listings.sort(compareListings);
+    },
+
+    acquire(runId) {
+      assertValidRunId(runId);
+      return mkdir(root, { recursive: true }).then(() =>
+        acquireRunLock(runId, path.join(root, `${runId}.lock`)),
+      );
     },
 
     async delete(runId) {

@@ -30,6 +30,13 @@ export interface JournalStore {
   list(): Promise<readonly RunListing[]>;
   /** Forgets the run. Deleting a run that does not exist does nothing. */
   delete(runId: string): Promise<void>;
+  /**
+   * Optional: claims the right to write the run's journal, for one process at a time (a run
+   * host calls it before it starts or resumes a run, and calls what it resolves with when the
+   * run ends). Rejects with a JournalError `run-busy` while another live process holds it.
+   * `fileStore` implements it with a lock file; a store one process owns need not.
+   */
+  acquire?(runId: string): Promise<() => Promise<void>>;
 }
 
 /** The listing of a run whose entries were already checked to open with a `start` entry. */
