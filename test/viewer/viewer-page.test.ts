@@ -2,7 +2,7 @@
 // viewer alone, a scripted run streams into it, its machine's states light up while it runs,
 // the timeline shows its calls with their tokens, and a page opened after a composed run
 // shows the whole tree of runs. The last test takes the README's screenshot.
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -189,12 +189,17 @@ describe('statecraft view, in a browser', () => {
 
     // docs/viewer.png, shown in the README, is rewritten only on request: every run's timings
     // differ, and a screenshot that changed with each `npm test` would churn the repository.
-    const path = process.env.UPDATE_SCREENSHOTS
-      ? 'docs/viewer.png'
-      : join(await mkdtemp(join(tmpdir(), 'statecraft-viewer-')), 'viewer.png');
-    await page.screenshot({ path });
-    const png = await readFile(path);
-    expect(png.subarray(1, 4).toString()).toBe('PNG');
-    expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([1280, 800]);
+    const scratch = process.env.UPDATE_SCREENSHOTS
+      ? undefined
+      : await mkdtemp(join(tmpdir(), 'statecraft-viewer-'));
+    const path = scratch ? join(scratch, 'viewer.png') : 'docs/viewer.png';
+    try {
+      await page.screenshot({ path });
+      const png = await readFile(path);
+      expect(png.subarray(1, 4).toString()).toBe('PNG');
+      expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([1280, 800]);
+    } finally {
+      if (scratch) await rm(scratch, { recursive: true, force: true });
+    }
   }, 30_000);
 });
