@@ -114,3 +114,44 @@ describe('a stream open when the process died', () => {
     expect(JSON.stringify(reference.transcript)).not.toMatch(/lost/);
   });
 });
+
+describe('a durable run streamed', () => {
+  it('streams as a plain run does, and a stream with the id of a crashed run resumes it', async () => {
+    const store = memoryStore();
+    const events: string[] = [];
+    for await (const event of makeChain([]).chain.stream('pay', { runId: 's1', store })) {
+      events.push(event.type);
+      if (event.type === 'final') expect(event.result?.text).toBe('all done');
+    }
+    expect(events).toContain('tool-call');
+    expect(events.at(-1)).toBe('final');
+
+    const entries = (await store.read('s1')) ?? [];
+    const crashed = await storeWithPrefix('s1', entries, 5);
+    const log: Execution[] = [];
+    let final: { result?: { text: string } } | undefined;
+    for await (const event of makeChain(log).chain.stream('pay', { runId: 's1', store: crashed })) {
+      if (event.type === 'final') final = event as typeof final;
+    }
+    expect(final?.result?.text).toBe('all done');
+    const finished = new Set(
+      entries
+        .slice(0, 5)
+        .filter((e) => e.type === 'result')
+        .map((e) => e.callId),
+    );
+    expect(log.filter((e) => finished.has(e.callId))).toEqual([]);
+  });
+
+  it('a stream of a run already going on in this process attaches to it: its final event', async () => {
+    const store = memoryStore();
+    const log: Execution[] = [];
+    const { chain } = makeChain(log);
+    const running = chain.invoke('pay', { runId: 'a', store });
+    const types: string[] = [];
+    for await (const event of chain.stream('pay', { runId: 'a', store })) types.push(event.type);
+    expect(types).toEqual(['final']);
+    expect((await running).text).toBe('all done');
+    expect(log).toHaveLength(3);
+  });
+});

@@ -167,3 +167,26 @@ describe('a durable loop planned and answered by a model', () => {
     expect(resumed.usage).toEqual(reference.usage);
   });
 });
+
+describe('a durable loop streamed', () => {
+  it('streams its rounds, and a stream with the id of a crashed run resumes it', async () => {
+    const store = memoryStore();
+    const types: string[] = [];
+    for await (const event of makeLoop([]).loop.stream('pay', { runId: 'ls', store })) {
+      types.push(event.type);
+    }
+    expect(types).toContain('record');
+    expect(types.at(-1)).toBe('final');
+    const entries = (await store.read('ls')) ?? [];
+    const cut = entries.findIndex((e) => e.type === 'result');
+    const log: Execution[] = [];
+    let answer: string | undefined;
+    const crashed = await storeWithPrefix('ls', entries, cut + 1);
+    for await (const event of makeLoop(log).loop.stream('pay', { runId: 'ls', store: crashed })) {
+      if (event.type === 'final') answer = event.result?.answer;
+    }
+    expect(answer).toBe('done: charge a, charge b, charge c, email');
+    const first = entries[cut] as { callId: string };
+    expect(log.map((e) => e.callId)).not.toContain(first.callId);
+  });
+});
