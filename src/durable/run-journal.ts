@@ -1,3 +1,4 @@
+import { AbortError } from '../errors.js';
 import type { JsonValue } from '../viz/to-json.js';
 import { decode, encode } from './codec.js';
 import {
@@ -96,6 +97,12 @@ export class RunJournal {
   /** Timer firings delivered from the journal, whose `cancel` must not be journaled again. */
   #replayedTimers = 0;
   #lastWrite: Promise<void> = Promise.resolve();
+  /**
+   * Set when the run reached its final state: nothing is journaled after `end`. A tool the
+   * run's disposal aborts still answers, and a command queued behind the concurrency limit
+   * may still try to start; neither is part of the run any more.
+   */
+  #ending = false;
   #writeError: unknown;
   #failed = false;
   /** Set when replay found the journal and the run disagree; the run host stops the run. */
@@ -403,6 +410,7 @@ export class RunJournal {
         request: 'run: it ended before the journaled run did, and',
       });
     }
+    this.#ending = true;
     const ended = this.endedAs;
     if (ended !== undefined && ended !== status) {
       throw new JournalMismatchError({
@@ -435,6 +443,12 @@ export class RunJournal {
   }
 
   #write(entry: JournalEntry): Promise<void> {
+    if (this.#ending && entry.type !== 'end') {
+      // An intent after the end: its effect must not start. Anything else is dropped.
+      return Promise.reject(
+        new AbortError(`Run '${this.runId}' has ended: '${entry.type}' is not journaled`),
+      );
+    }
     const write = this.#store.append(this.runId, entry);
     write.catch((error: unknown) => {
       if (this.#failed) return;

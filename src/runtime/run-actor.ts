@@ -20,6 +20,8 @@ export async function runActor<A extends AnyActorRef>(
 ): Promise<OutputFrom<A>> {
   const { signal, onSnapshot, beforeAbort } = options;
   const onAbort = () => {
+    // A run that already ended has nothing to abort (and a durable one nothing to journal).
+    if ((actor.getSnapshot() as { status?: string }).status !== 'active') return;
     const reason = reasonText(signal?.reason);
     beforeAbort?.(reason);
     actor.send({ type: 'ABORT', reason });

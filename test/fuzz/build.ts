@@ -9,6 +9,7 @@ import { ScriptedModel } from 'statecraft/testing';
 import { z } from 'zod';
 import {
   buildTools,
+  type Execution,
   fuzzModel,
   isFaultyResponse,
   type ModelState,
@@ -32,6 +33,9 @@ import type {
 
 // createChain / createToolLoop options from a scenario, through the public API only.
 
+/** What validate 'rejectOnce' answers the first time: crash mode finds it in a journal. */
+export const REJECT_ONCE = 'Not quite; try again.';
+
 const FALLBACK_TEXT: TurnData = {
   answer: { kind: 'text', text: 'done' },
   latencyMs: 0,
@@ -43,20 +47,54 @@ const FALLBACK_JSON: TurnData = {
   answer: { kind: 'json', valid: true, prose: false },
 };
 
+/**
+ * Where the scripts of a process that resumes a crashed durable run start (crash mode).
+ *
+ * The fuzz model and planners answer by position: the n-th model call of a chain gets turn n,
+ * the n-th plan of a tool loop gets plan n. A resumed process does not make the calls its
+ * journal answered, so a script starting at 0 would hand the first call it does make (the call
+ * in flight at the crash, issued again, or the next new one) an earlier answer than the
+ * crashed process got: a different run, not a resumed one. A real model answers the same
+ * request alike whichever process asks; the positional script gets there by skipping the
+ * calls the crashed process made and the journal answers (count them: crash.ts). A call in
+ * flight at the crash is not skipped, so the re-issued call gets the answer the crashed one
+ * got. (Answering by the request instead, as test/durable's turnModel does, would change what
+ * every fuzz scenario means; the offset keeps them as they are.) The other stateful fixture,
+ * validate 'rejectOnce', starts as having rejected when the journal holds its rejection.
+ */
+export interface ScriptStart {
+  /** Chain: the crashed process's model calls that the journal answers. */
+  readonly modelCalls: number;
+  /** Tool loop: the crashed process's plans (model or function planner) the journal answers. */
+  readonly plans: number;
+  /** Chain: validate 'rejectOnce' rejected already. */
+  readonly rejected: boolean;
+}
+
+export const FROM_START: ScriptStart = { modelCalls: 0, plans: 0, rejected: false };
+
+/** What crash mode adds to a build: a log of tool executions, and where the scripts start. */
+export interface BuildExtras {
+  readonly log?: Execution[];
+  readonly from?: ScriptStart;
+}
+
 export function chainOptions(
   s: ChainScenario,
   open: OpenThings,
   state: ModelState,
+  { log, from = FROM_START }: BuildExtras = {},
 ): ChainOptions<unknown> {
   const o = s.options;
   const fallback = o.structured === 'none' ? FALLBACK_TEXT : FALLBACK_JSON;
   const turnAt = (i: number) => s.turns[i] ?? fallback;
-  const scripted = new ScriptedModel((request, callIndex) => {
+  const scripted = new ScriptedModel((request, index) => {
+    const callIndex = index + from.modelCalls;
     const turn = turnAt(callIndex);
     noteTurn(turn, state);
     return scriptedTurn(turn, request, callIndex, s.tools.length);
   });
-  let rejected = false;
+  let rejected = from.rejected;
   const validateResult =
     o.validate === 'none'
       ? undefined
@@ -65,7 +103,7 @@ export function chainOptions(
             case 'rejectOnce':
               if (rejected) return { ok: true };
               rejected = true;
-              return { ok: false, message: 'Not quite; try again.' };
+              return { ok: false, message: REJECT_ONCE };
             case 'rejectAlways':
               return { ok: false, message: 'Never good enough.' };
             case 'throws':
@@ -90,8 +128,8 @@ export function chainOptions(
           ? { responseFormat: { type: 'json_object' as const } }
           : {};
   return {
-    model: fuzzModel(scripted, (i) => turnAt(i).usage),
-    tools: buildTools(s.tools, open),
+    model: fuzzModel(scripted, (i) => turnAt(i + from.modelCalls).usage),
+    tools: buildTools(s.tools, open, log),
     ...(o.maxIterations !== undefined && { maxIterations: o.maxIterations }),
     ...(o.maxTokens !== undefined && { maxTokens: o.maxTokens }),
     ...(o.maxExecutionTime !== undefined && { maxExecutionTime: o.maxExecutionTime }),
@@ -104,8 +142,13 @@ export function chainOptions(
   } as ChainOptions<unknown>;
 }
 
-export function buildChain(s: ChainScenario, open: OpenThings, state: ModelState) {
-  return createChain(chainOptions(s, open, state));
+export function buildChain(
+  s: ChainScenario,
+  open: OpenThings,
+  state: ModelState,
+  extras?: BuildExtras,
+) {
+  return createChain(chainOptions(s, open, state, extras));
 }
 
 /** The plan object a planner answers with. */
@@ -158,9 +201,14 @@ function failsModel(step: PlanStepData): boolean {
   return step.plan.kind === 'throw' || isFaultyResponse(step.usage);
 }
 
-export function loopOptions(s: LoopScenario, open: OpenThings, state: ModelState): ToolLoopOptions {
+export function loopOptions(
+  s: LoopScenario,
+  open: OpenThings,
+  state: ModelState,
+  { log, from = FROM_START }: BuildExtras = {},
+): ToolLoopOptions {
   const tools = s.tools.length;
-  let planIndex = 0;
+  let planIndex = from.plans;
   const nextPlan = () => s.plans[planIndex++] ?? DONE_PLAN;
   // How each model call reports usage, by call index (plans and the response share it).
   const usageOf = new Map<number, UsageKind>();
@@ -222,6 +270,7 @@ export function loopOptions(s: LoopScenario, open: OpenThings, state: ModelState
       : s.respond === 'none'
         ? false
         : async () => {
+            state.calls++;
             await sleep(1);
             if (s.respond === 'functionThrows') {
               state.failed = true;
@@ -233,7 +282,7 @@ export function loopOptions(s: LoopScenario, open: OpenThings, state: ModelState
   return {
     ...(usesModel && { model: fuzzModel(scripted, (i) => usageOf.get(i) ?? 'default') }),
     ...(s.planner === 'function' && { planner }),
-    tools: buildTools(s.tools, open),
+    tools: buildTools(s.tools, open, log),
     respond,
     ...(o.maxRounds !== undefined && { maxRounds: o.maxRounds }),
     ...(o.concurrency !== undefined && { concurrency: o.concurrency }),
@@ -243,8 +292,13 @@ export function loopOptions(s: LoopScenario, open: OpenThings, state: ModelState
   };
 }
 
-export function buildLoop(s: LoopScenario, open: OpenThings, state: ModelState) {
-  return createToolLoop(loopOptions(s, open, state));
+export function buildLoop(
+  s: LoopScenario,
+  open: OpenThings,
+  state: ModelState,
+  extras?: BuildExtras,
+) {
+  return createToolLoop(loopOptions(s, open, state, extras));
 }
 
 export { VALID_JSON };

@@ -51,6 +51,7 @@ export class OpenThings {
 /** Whether the model (or planner, or responder) itself failed during the run. */
 export interface ModelState {
   failed: boolean;
+  /** Calls of the model, the planner and the responder this process made. */
   calls: number;
 }
 
@@ -177,7 +178,19 @@ export function toolName(target: number, count: number): string {
   return count === 0 ? 'no_tools_defined' : `t${target % count}`;
 }
 
-export function buildTools(tools: readonly ToolData[], open: OpenThings): AnyTool[] {
+/** One execution of a fuzz tool, as a side-effect log sees it (crash mode checks these). */
+export interface Execution {
+  readonly tool: string;
+  readonly callId: string;
+  readonly key: string | undefined;
+}
+
+/** The scenario's tools; each execution is logged in `log` when one is given. */
+export function buildTools(
+  tools: readonly ToolData[],
+  open: OpenThings,
+  log?: Execution[],
+): AnyTool[] {
   return tools.map((data, index) =>
     defineTool({
       name: `t${index}`,
@@ -185,7 +198,10 @@ export function buildTools(tools: readonly ToolData[], open: OpenThings): AnyToo
       input: z.object({ n: z.number().optional() }),
       duplicateCallWarn: data.duplicateCallWarn,
       returnDirect: data.returnDirect,
-      execute: (_args, { signal }) => execute(data, `t${index}`, signal, open),
+      execute: (_args, { signal, toolCallId, idempotencyKey }) => {
+        log?.push({ tool: `t${index}`, callId: toolCallId, key: idempotencyKey });
+        return execute(data, `t${index}`, signal, open);
+      },
     }),
   );
 }

@@ -3,6 +3,8 @@ import {
   ChainError,
   ConfigError,
   createChain,
+  JournalError,
+  JournalMismatchError,
   type Message,
   ModelError,
   ProtocolError,
@@ -14,12 +16,13 @@ import {
   userMessage,
 } from 'statecraft';
 import { ScriptedModel } from 'statecraft/testing';
-import { buildChain, buildLoop } from './build.js';
+import { type BuildExtras, buildChain, buildLoop } from './build.js';
 import { type ModelState, OpenThings, VALIDATE_BOOM } from './fixtures.js';
 import type { ChainScenario, LoopScenario, Scenario } from './scenario.js';
 
 // One fuzz run: build the chain or loop a scenario describes, run it (invoke or stream), and
 // check every invariant of SPEC Q6 on what came out. Returns the violations, never throws.
+// Crash mode (crash.ts) runs a scenario durably, crashes and resumes it with the same pieces.
 
 export const INVARIANTS = {
   settles: 'a. settles within the bound',
@@ -31,7 +34,21 @@ export const INVARIANTS = {
   'no-unhandled-rejection': 'g. no unhandled rejection or uncaught exception',
   'nothing-left-open': 'h. tools closed or aborted, no timers left pending',
 } as const;
-export type Invariant = keyof typeof INVARIANTS;
+
+/** Crash mode's own invariants (crash.ts), on top of those above, which apply to every run. */
+export const CRASH_INVARIANTS = {
+  'same-outcome':
+    '1. resumed after a crash, a deterministic scenario ends as its uncrashed durable run did',
+  'finished-not-rerun': '2. no tool call whose result was journaled runs again on resume',
+  'reissued-once':
+    '3. a call started but not finished runs at most once on resume; every key is <runId>:<callId>',
+  'journal-ends':
+    "4. the journal ends with an end entry of the outcome's status; resumed again, the run settles alike, calling nothing",
+  'journal-sound': '5. no JournalMismatchError / JournalCodecError / JournalError',
+} as const;
+
+export const ALL_INVARIANTS = { ...INVARIANTS, ...CRASH_INVARIANTS } as const;
+export type Invariant = keyof typeof ALL_INVARIANTS;
 
 export interface Violation {
   readonly invariant: Invariant;
@@ -74,7 +91,7 @@ function timers(): number {
   return process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
 }
 
-interface Outcome {
+export interface Outcome {
   readonly hung: boolean;
   readonly elapsedMs: number;
   readonly result?: Record<string, unknown> & { details(): RunDetails };
@@ -122,7 +139,7 @@ async function consume(
 /** How a run ended, for the long run's summary: `succeeded`, an error's name, or `hung`. */
 export type OutcomeListener = (outcome: string) => void;
 
-function outcomeName(outcome: Outcome): string {
+export function outcomeName(outcome: Outcome): string {
   if (outcome.hung) return 'hung';
   if (outcome.error === undefined) return outcome.result ? 'succeeded' : 'no result';
   const e = outcome.error;
@@ -131,78 +148,179 @@ function outcomeName(outcome: Outcome): string {
     : 'non-Error';
 }
 
+/** What every fuzz run asks. */
+export const INPUT = 'Fuzz this.';
+
+/** What a fuzz run calls: a chain or a tool loop, through the public API. */
+export interface FuzzRunnable {
+  invoke(input: string, o: object): Promise<unknown>;
+  stream(input: string, o: object): AsyncIterable<{ type: string }>;
+  resume(runId: string, o: object): Promise<unknown>;
+}
+
+/**
+ * The chain or loop `build` makes, or undefined when construction refused the scenario (only
+ * a ConfigError may: anything else breaks typed-outcome).
+ */
+export function construct(
+  build: () => FuzzRunnable,
+  fail: Fail,
+  onOutcome?: OutcomeListener,
+): FuzzRunnable | undefined {
+  try {
+    return build();
+  } catch (error) {
+    onOutcome?.(`construction: ${describe(error).split(':')[0]}`);
+    if (!ConfigError.isInstance(error))
+      fail('typed-outcome', `construction threw ${describe(error)}`);
+    return undefined;
+  }
+}
+
+/** A chain or loop of `s`, built with fresh pieces reporting into `open` and `state`. */
+export function buildScenario(
+  s: Scenario,
+  open: OpenThings,
+  state: ModelState,
+  extras?: BuildExtras,
+): FuzzRunnable {
+  return s.kind === 'chain'
+    ? buildChain(s, open, state, extras)
+    : buildLoop(s, open, state, extras);
+}
+
+/**
+ * The scenario's abort (`at` ms from now; -1: already), for one run: its signal, `hung()` to
+ * end a run that did not settle within the bound, `clear()` once the run is over.
+ */
+export function scheduleAbort(at: number | undefined) {
+  const controller = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  if (at === -1) controller.abort(new Error('fuzz: aborted before the run'));
+  else if (at !== undefined) {
+    timer = setTimeout(() => controller.abort(new Error(`fuzz: aborted at ${at} ms`)), at);
+  }
+  return {
+    signal: controller.signal,
+    hung: () => controller.abort(new Error('fuzz: the run hung')),
+    clear: () => clearTimeout(timer),
+  };
+}
+
+/**
+ * Watches what `body` (one fuzz run: one or more runs of a chain or loop) leaves behind:
+ * unhandled rejections and uncaught exceptions while it runs, and once it is done, tools of
+ * `open` still open with their signal not aborted, and timers still pending.
+ */
+export async function watched(
+  open: readonly OpenThings[],
+  fail: Fail,
+  body: () => Promise<void>,
+): Promise<void> {
+  listenForStrays();
+  const runStrays: string[] = [];
+  strays = runStrays;
+  const timersBefore = timers();
+  const leaks = () => open.flatMap((o) => o.leaks());
+  try {
+    await body();
+  } finally {
+    // Stragglers (a tool that ignored its signal for its last few ms) may end late on a busy
+    // machine: poll a while before calling anything left open a leak.
+    const deadline = performance.now() + GRACE_MS;
+    do await new Promise((resolve) => setTimeout(resolve, 10));
+    while ((leaks().length || timers() > timersBefore) && performance.now() < deadline);
+    strays = undefined;
+  }
+  for (const stray of runStrays) fail('no-unhandled-rejection', stray);
+  const left = leaks();
+  if (left.length) fail('nothing-left-open', `still open, signal not aborted: ${left.join(', ')}`);
+  const extraTimers = timers() - timersBefore;
+  if (extraTimers > 0)
+    fail('nothing-left-open', `${extraTimers} timer(s) still pending after the run`);
+}
+
+/** A failure of the journal itself, which a durable run must never end with (crash mode, 5). */
+export function isJournalFailure(error: unknown): boolean {
+  if (JournalError.isInstance(error) || JournalMismatchError.isInstance(error)) return true;
+  // Not exported: known by its name and code.
+  const code = (error as { code?: unknown } | null)?.code;
+  return error instanceof Error && (error.name === 'JournalCodecError' || code === 'JOURNAL_CODEC');
+}
+
+export interface CheckRunOptions {
+  readonly onOutcome?: OutcomeListener | undefined;
+  /** Prefixes the run's violation messages (crash mode's phases). */
+  readonly label?: string;
+  /** Prefixes the run's outcome (default: `label`). */
+  readonly name?: string;
+  /** A durable run: a journal failure is reported as such (journal-sound). */
+  readonly durable?: boolean;
+}
+
+/**
+ * Runs one run of `s` (`run` starts it; `via` says how to read it) to its end or the bound,
+ * and checks invariants a–f on what came out. Returns the outcome; a hung run is the caller's
+ * to abort.
+ */
+export async function checkRun(
+  s: Scenario,
+  run: () => Promise<unknown> | AsyncIterable<{ type: string }>,
+  via: 'invoke' | 'stream',
+  state: ModelState,
+  failAny: Fail,
+  { onOutcome, label = '', name = label, durable = false }: CheckRunOptions = {},
+): Promise<Outcome> {
+  const fail: Fail = (invariant, message) => failAny(invariant, `${label}${message}`);
+  const outcome = await bounded(consume(run, via));
+  onOutcome?.(`${name}${via}: ${outcomeName(outcome)}`);
+  if (outcome.hung || outcome.elapsedMs > BOUND_MS) {
+    fail('settles', `did not settle within ${BOUND_MS} ms (${Math.round(outcome.elapsedMs)} ms)`);
+    return outcome;
+  }
+  if (durable && isJournalFailure(outcome.error)) {
+    fail('journal-sound', `the run failed with ${describe(outcome.error)}`);
+    return outcome;
+  }
+  if (s.kind === 'chain') await checkChain(s, outcome, state, fail);
+  else checkLoop(s, outcome, state, fail);
+  if (outcome.events) checkStream(outcome, fail);
+  return outcome;
+}
+
 /** Runs one scenario and returns every invariant it breaks. */
 export async function checkScenario(
   s: Scenario,
   onOutcome?: OutcomeListener,
 ): Promise<Violation[]> {
-  listenForStrays();
   const found: Violation[] = [];
-  const fail = (invariant: Invariant, message: string) => found.push({ invariant, message });
-  const runStrays: string[] = [];
-  strays = runStrays;
-  const timersBefore = timers();
+  const fail: Fail = (invariant, message) => found.push({ invariant, message });
   const open = new OpenThings();
   const state: ModelState = { failed: false, calls: 0 };
-  const controller = new AbortController();
-  let abortTimer: ReturnType<typeof setTimeout> | undefined;
-  try {
-    let runnable: {
-      invoke(input: string, o: object): Promise<unknown>;
-      stream(input: string, o: object): AsyncIterable<{ type: string }>;
-    };
+  await watched([open], fail, async () => {
+    const runnable = construct(() => buildScenario(s, open, state), fail, onOutcome);
+    if (!runnable) return;
+    const abort = scheduleAbort(s.abortAtMs);
     try {
-      runnable = s.kind === 'chain' ? buildChain(s, open, state) : buildLoop(s, open, state);
-    } catch (error) {
-      onOutcome?.(`construction: ${describe(error).split(':')[0]}`);
-      if (!ConfigError.isInstance(error))
-        fail('typed-outcome', `construction threw ${describe(error)}`);
-      return found;
-    }
-    if (s.abortAtMs === -1) controller.abort(new Error('fuzz: aborted before the run'));
-    else if (s.abortAtMs !== undefined) {
-      const at = s.abortAtMs;
-      abortTimer = setTimeout(() => controller.abort(new Error(`fuzz: aborted at ${at} ms`)), at);
-    }
-    const options = { signal: controller.signal };
-    const outcome = await bounded(
-      consume(
+      const options = { signal: abort.signal };
+      const outcome = await checkRun(
+        s,
         () =>
-          s.via === 'invoke'
-            ? runnable.invoke('Fuzz this.', options)
-            : runnable.stream('Fuzz this.', options),
+          s.via === 'invoke' ? runnable.invoke(INPUT, options) : runnable.stream(INPUT, options),
         s.via,
-      ),
-    );
-    onOutcome?.(`${s.via}: ${outcomeName(outcome)}`);
-    if (outcome.hung || outcome.elapsedMs > BOUND_MS) {
-      fail('settles', `did not settle within ${BOUND_MS} ms (${Math.round(outcome.elapsedMs)} ms)`);
-      controller.abort(new Error('fuzz: the run hung'));
-    } else {
-      if (s.kind === 'chain') await checkChain(s, outcome, state, fail);
-      else checkLoop(s, outcome, state, fail);
-      if (outcome.events) checkStream(outcome, fail);
+        state,
+        fail,
+        { onOutcome },
+      );
+      if (outcome.hung) abort.hung();
+    } finally {
+      abort.clear();
     }
-  } finally {
-    clearTimeout(abortTimer);
-  }
-  // Stragglers (a tool that ignored its signal for its last few ms) may end late on a busy
-  // machine: poll a while before calling anything left open a leak.
-  const deadline = performance.now() + GRACE_MS;
-  do await new Promise((resolve) => setTimeout(resolve, 10));
-  while ((open.leaks().length || timers() > timersBefore) && performance.now() < deadline);
-  strays = undefined;
-  for (const stray of runStrays) fail('no-unhandled-rejection', stray);
-  const leaks = open.leaks();
-  if (leaks.length)
-    fail('nothing-left-open', `still open, signal not aborted: ${leaks.join(', ')}`);
-  const extraTimers = timers() - timersBefore;
-  if (extraTimers > 0)
-    fail('nothing-left-open', `${extraTimers} timer(s) still pending after the run`);
+  });
   return found;
 }
 
-type Fail = (invariant: Invariant, message: string) => void;
+export type Fail = (invariant: Invariant, message: string) => void;
 
 /** Typed and documented: which errors a scenario may end with. */
 function checkTyped(s: Scenario, error: unknown, state: ModelState, fail: Fail): boolean {

@@ -297,7 +297,7 @@ function bounded<S extends { abortAtMs?: number }>(s: S, hangs: boolean): S {
   return hangs && s.abortAtMs === undefined ? { ...s, abortAtMs: 30 } : s;
 }
 
-const STREAMING_TOOLS: readonly ToolBehaviour[] = [
+export const STREAMING_TOOLS: readonly ToolBehaviour[] = [
   'gen',
   'genThrows',
   'genFinallyThrows',
