@@ -1,0 +1,225 @@
+import type { CallbackActorLogic } from 'xstate';
+import type {
+  CallModelInput,
+  ChainEffectRequest,
+  ChainEvent,
+  ValidationOutcome,
+} from '../../machines/chain.js';
+import { AbortError } from '../errors.js';
+import { linkedController } from '../linked-controller.js';
+import { failedToolResult, type ToolResult } from '../messages.js';
+import { checkModelResponse, modelSource } from '../model/check-response.js';
+import { ResponseCollector } from '../model/collect-stream.js';
+import type { LanguageModel, ModelRequest, ResponseFormat } from '../model/language-model.js';
+import type { ChainOptions } from './chain-options.js';
+import { type ChainRunResources, disposeChainRun } from './chain-run-resources.js';
+import {
+  answerEffect,
+  type EffectAnswers,
+  type EffectOf,
+  type EffectsHost,
+  effectsActor,
+  type LiveEffect,
+  type ReplayedEffect,
+} from './effects-actor.js';
+import { toolCallJournal } from './tool-call-journal.js';
+
+/** What a chain's effects are made with besides the run's own resources. */
+export interface ChainEffectsSetup {
+  readonly model: LanguageModel;
+  /** Read at every model call. */
+  readonly options: Pick<ChainOptions<unknown>, 'modelSettings'>;
+  readonly responseFormat: ResponseFormat | undefined;
+  /** Checks an answer (the `validateResult` effect). */
+  readonly validate: (text: string) => Promise<ValidationOutcome>;
+}
+
+type ChainEffect = EffectOf<ChainEffectRequest>;
+
+// The one actor a run's machine invokes: it performs each effect the machine requests and
+// answers with its `.done` / `.error` event. It owns the run's tools (open streams) and an
+// AbortController that stopping the run (final state, ABORT) aborts. Effects run under a
+// controller of their own, linked to the run's, that `cancel` (maxExecutionTime) aborts and
+// replaces: what was in flight is aborted, its answers, which the machine no longer waits
+// for, are dropped, and what the machine asks next runs under the new one (streams opened
+// before are aborted too: no step reads them after a stop). One controller per cancel, not
+// per effect: two AbortControllers a step cost the bench's chain step ~30 µs of ~150.
+export function chainEffects(
+  host: EffectsHost<ChainRunResources>,
+  setup: ChainEffectsSetup,
+): CallbackActorLogic<ChainEffectRequest> {
+  const source = modelSource(setup.model);
+  // A chain invoked from an app's machine has no run() around it: it owns its resources
+  // (see the run host's childResources), and records into the observed run its chain actor
+  // (this actor's parent) reports as.
+  return effectsActor<ChainEffectRequest, ChainRunResources>(
+    host,
+    (request) => EFFECT_NAMES[request.type],
+    (run, sendBack) => {
+      const { controller, tools, journal } = run;
+      let current = linkedController(controller.signal).controller;
+      const answers: EffectAnswers<ChainEvent> = {
+        journal,
+        journaled: journaledAnswer,
+        send: sendBack,
+      };
+      const answer = (
+        type: ChainEffect['type'],
+        work: (signal: AbortSignal) => Promise<unknown>,
+        live: LiveEffect | undefined,
+      ) => {
+        const { signal } = current;
+        answerEffect(
+          answers,
+          type,
+          () => work(signal),
+          signal,
+          live,
+          () => !signal.aborted,
+        );
+      };
+      return {
+        journal,
+        send: sendBack,
+        cancel(request) {
+          // Only the deadline cancels a chain's effects: journaled as the timer firing.
+          journal?.timerFired('maxExecutionTime');
+          current.abort(new AbortError(`Cancelled: the run reached ${request.reason}`));
+          current = linkedController(controller.signal).controller;
+        },
+        perform(request, live) {
+          switch (request.type) {
+            case 'callModel':
+              return answer(
+                'callModel',
+                (signal) => callModel(setup, source, request.input, run, signal, live?.reissued),
+                live,
+              );
+            case 'executeTools': {
+              const stepJournal = live && journal && toolCallJournal(journal, live.seq, live.calls);
+              return answer(
+                'executeTools',
+                (signal) =>
+                  tools.execute(
+                    request.input.calls,
+                    signal,
+                    request.input.directCallId,
+                    stepJournal,
+                  ),
+                live,
+              );
+            }
+            case 'validateResult':
+              return answer('validateResult', () => setup.validate(request.input.text), live);
+          }
+        },
+        replay: (request, outcome) => sendBack(replayedAnswer(setup, request, outcome, run)),
+        stop() {
+          void disposeChainRun(run);
+        },
+      };
+    },
+  );
+}
+
+async function callModel(
+  setup: ChainEffectsSetup,
+  source: ReturnType<typeof modelSource>,
+  input: CallModelInput,
+  run: ChainRunResources,
+  signal: AbortSignal,
+  reissued = false,
+) {
+  const { model, responseFormat } = setup;
+  const specs = await run.tools.specs(signal);
+  const request: ModelRequest = {
+    ...setup.options.modelSettings,
+    messages: input.messages,
+    // The final call of earlyStopping 'generate' must answer: its tools are listed but not
+    // callable. Listed, because the transcript holds tool calls and results, and some
+    // providers (Anthropic) refuse those in a request that defines no tools.
+    ...(specs.length && { tools: specs }),
+    ...(specs.length && input.final && { toolChoice: 'none' as const }),
+    ...(responseFormat && { responseFormat }),
+  };
+  const { onPart } = run;
+  const label = modelCallLabel(input);
+  const resumed = reissued ? { possiblyRepeated: true as const } : undefined;
+  return run.recorder.modelCall(
+    label,
+    request,
+    onPart !== undefined,
+    async () => {
+      // Checked at the boundary (SPEC Q3): a malformed response is a ModelError here, and a
+      // missing usage counts zero, instead of a TypeError deep in the machine.
+      if (!onPart) return checkModelResponse(await model.generate(request, { signal }), source);
+      const collector = new ResponseCollector();
+      for await (const part of model.stream(request, { signal })) {
+        onPart(part, input.iteration);
+        collector.add(part);
+      }
+      return checkModelResponse(collector.response(), source);
+    },
+    resumed,
+  );
+}
+
+/** A finished effect's journaled answer, as the machine gets it; recorded for details(). */
+function replayedAnswer(
+  setup: ChainEffectsSetup,
+  request: ChainEffect,
+  outcome: ReplayedEffect,
+  run: ChainRunResources,
+): ChainEvent {
+  // A chain's effect answers once.
+  const event = outcome.answers[0] as ChainEvent;
+  if (request.type === 'callModel' && event.type === 'callModel.done') {
+    const request_: ModelRequest = {
+      ...setup.options.modelSettings,
+      messages: request.input.messages,
+    };
+    run.recorder.replayedModelCall(
+      modelCallLabel(request.input),
+      request_,
+      event.output,
+      outcome.ms,
+    );
+  }
+  if (request.type !== 'executeTools' || event.type !== 'executeTools.done') return event;
+  const byId = new Map(outcome.calls.map((call) => [call.callId, call]));
+  const results = request.input.calls.map((call) => {
+    const known = byId.get(call.id);
+    const result = known?.finished
+      ? (known.result as ToolResult)
+      : failedToolResult(call, `The run's journal holds no result for call ${call.id}.`);
+    const now = performance.now();
+    run.recorder.toolCall(call, result, known?.executor ?? 'local', now, now + (known?.ms ?? 0), {
+      replayed: true,
+    });
+    return result;
+  });
+  const output = { ...event.output, results };
+  run.tools.replayed(request.input.calls, output);
+  return { type: event.type, output };
+}
+
+/** What a mismatch calls each effect of the chain. */
+const EFFECT_NAMES = {
+  callModel: 'model call',
+  executeTools: 'tool step',
+  validateResult: 'validation',
+} as const;
+
+function modelCallLabel(input: CallModelInput): string {
+  return `${input.final ? 'final answer, ' : ''}generation ${input.iteration}`;
+}
+
+/**
+ * A chain's answer as journaled: a tool step's results are journaled call by call (`result`
+ * entries, see RunTools), so its answer keeps only the rest; replayedAnswer puts them back.
+ */
+function journaledAnswer(event: ChainEvent): unknown {
+  if (event.type !== 'executeTools.done') return event;
+  const { results: _results, ...rest } = event.output;
+  return { type: event.type, output: rest };
+}

@@ -1,0 +1,142 @@
+import type { ChainContext, ChainOutput } from '../../machines/chain.js';
+import { brokenRunOutput } from '../../machines/chain-output.js';
+import {
+  AbortError,
+  ChainError,
+  ConfigError,
+  ProtocolError,
+  type StatecraftError,
+  TimeoutError,
+  TokenLimitError,
+} from '../errors.js';
+import type { ChildRunEnd } from '../observe/observe-child-runs.js';
+import { ToolCollisionError } from '../tools/tool-collision.js';
+import type { ChainPartialResult, ChainResult } from './create-chain.js';
+import { type RunRecorder, withDetails } from './run-details.js';
+import { modelCallError } from './run-errors.js';
+import type { InterruptedRun } from './run-host.js';
+
+type FailedChainOutput = Extract<ChainOutput, { status: 'failed' }>;
+
+/** The result of a succeeded run: what invoke() resolves with, details() included. */
+export function chainResult<T>(
+  output: Exclude<ChainOutput, { status: 'failed' }>,
+  recorder: RunRecorder,
+): ChainResult<T> {
+  const {
+    status,
+    result,
+    text,
+    transcript,
+    usage,
+    iterations,
+    steps,
+    intermediateSteps,
+    stopped,
+    mutationLog,
+    intermediateResults,
+  } = output;
+  return withDetails(
+    {
+      status,
+      result: result as T,
+      text,
+      transcript: transcript.toArray(),
+      usage,
+      iterations,
+      steps,
+      intermediateSteps,
+      ...(stopped && { stopped }),
+      mutationLog,
+      intermediateResults,
+    },
+    recorder,
+  );
+}
+
+/** Maps a failure's code to its error class, carrying the partial run. */
+export function chainError(output: FailedChainOutput, recorder: RunRecorder): StatecraftError {
+  const { failure } = output;
+  const partial: ChainPartialResult = {
+    transcript: output.transcript.toArray(),
+    usage: output.usage,
+    steps: output.steps,
+    intermediateSteps: output.intermediateSteps,
+    output,
+    details: recorder.details(),
+  };
+  const options = { partial, ...(failure.cause !== undefined && { cause: failure.cause }) };
+  return chainErrorOf(failure, output, options);
+}
+
+function chainErrorOf(
+  failure: FailedChainOutput['failure'],
+  output: FailedChainOutput,
+  options: { partial: ChainPartialResult; cause?: unknown },
+): StatecraftError {
+  switch (failure.code) {
+    case 'PROTOCOL_ERROR':
+      return new ProtocolError(failure.message, options);
+    case 'TOKEN_LIMIT':
+      return new TokenLimitError(failure.limit ?? Number.NaN, output.usage.totalTokens, options);
+    case 'TIMEOUT':
+      return new TimeoutError(failure.limit ?? Number.NaN, failure.message, options);
+    case 'ABORTED':
+      return new AbortError(failure.message, options);
+    case 'MODEL_ERROR':
+      return modelCallError(failure.message, failure.cause, options);
+    case 'CHAIN_ERROR':
+      return new ChainError(failure.message, options);
+    case 'CONFIG_ERROR':
+      return configErrorOf(failure.cause, failure.message, options);
+  }
+}
+
+/** The configuration error a run failed with, again, now carrying the partial run. */
+function configErrorOf(
+  cause: unknown,
+  message: string,
+  options: { partial: ChainPartialResult; cause?: unknown },
+): StatecraftError {
+  if (ToolCollisionError.isInstance(cause)) {
+    return new ToolCollisionError(cause.executor, cause.toolNames, options);
+  }
+  const option = ConfigError.isInstance(cause) ? cause.option : 'options';
+  return Object.assign(new ConfigError(option, message, options), { message });
+}
+
+/**
+ * The machine itself threw (a bug, or a provided action that failed): a failed run like any
+ * other, CHAIN_ERROR, that keeps what the run had done, its last answer included.
+ */
+export function chainCrashed(error: unknown, context: ChainContext): FailedChainOutput {
+  return brokenRunOutput(context, machineFailed(error), error);
+}
+
+/** How a chain an app's machine invoked ended when it reached no final state. */
+export function chainInterrupted(
+  end: Exclude<ChildRunEnd, { how: 'done' }>,
+  recorder: RunRecorder,
+): InterruptedRun<FailedChainOutput> {
+  const context = end.context as ChainContext | undefined;
+  if (end.how === 'crashed' && context) return { output: chainCrashed(end.error, context) };
+  const output = context && brokenRunOutput(context, 'stopped', undefined);
+  const partial = output && {
+    transcript: output.transcript.toArray(),
+    usage: output.usage,
+    steps: output.steps,
+    details: recorder.details(),
+  };
+  const error =
+    end.how === 'stopped'
+      ? new AbortError(
+          'The chain was stopped before it finished: the machine that invoked it left the state that runs it',
+          { ...(partial && { partial }) },
+        )
+      : new ChainError(machineFailed(end.error), { cause: end.error });
+  return { error, usage: context?.usage };
+}
+
+function machineFailed(error: unknown): string {
+  return `The chain machine failed: ${error instanceof Error ? error.message : String(error)}`;
+}

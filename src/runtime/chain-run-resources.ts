@@ -1,0 +1,84 @@
+import { setMaxListeners } from 'node:events';
+import type { SnapshotFrom } from 'xstate';
+import type { LocalToolRegistry } from '../../adapters/tools/local-registry.js';
+import type { chainMachine } from '../../machines/chain.js';
+import type { RunJournal } from '../durable/run-journal.js';
+import { AbortError } from '../errors.js';
+import type { ToolCall } from '../messages.js';
+import type { StreamPart } from '../model/language-model.js';
+import type { RemoteToolExecutor } from '../tools/remote-executor.js';
+import type { ChainOptions } from './chain-options.js';
+import { RunRecorder } from './run-details.js';
+import { RunTools } from './run-tools.js';
+
+export type ChainSnapshot = SnapshotFrom<typeof chainMachine>;
+/** Where a streamed run's model parts go (stream()), with the generation they belong to. */
+export type PartListener = (part: StreamPart, iteration: number) => void;
+
+// What a run owns besides its JSON context: its tools (open streams), the controller that
+// aborts its effects, and where its text deltas go (stream()). Found by the run's actor
+// system; run() creates them and disposes of them however the run ends, since XState does
+// not stop an errored actor's children.
+export interface ChainRunResources {
+  readonly controller: AbortController;
+  readonly tools: RunTools;
+  readonly onPart: PartListener | undefined;
+  /** Every model call and tool call of the run, for `details()` (SPEC A5). */
+  readonly recorder: RunRecorder;
+  /** A durable run's journal: effects are journaled, and replayed on resume. */
+  readonly journal: RunJournal | undefined;
+}
+
+/** What a chain's runs' tools are made of: its registry, its remote, its tool options. */
+export interface ChainToolSetup {
+  readonly local: LocalToolRegistry;
+  /** Read at every model call and tool step: connect() takes effect in running runs too. */
+  readonly remote: () => RemoteToolExecutor | undefined;
+  readonly options: Pick<
+    ChainOptions<unknown>,
+    'toolConcurrency' | 'toolTimeoutMs' | 'streamBatchSize'
+  >;
+}
+
+/** A run's resources, its tools recording into `recorder`. */
+export function chainRunResources(
+  setup: ChainToolSetup,
+  onPart?: PartListener,
+  recorder = new RunRecorder(),
+  journal?: RunJournal,
+): ChainRunResources {
+  const { options } = setup;
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal); // every concurrent tool call listens to it
+  const tools = new RunTools({
+    local: setup.local,
+    remote: setup.remote,
+    concurrency: options.toolConcurrency,
+    timeoutMs: options.toolTimeoutMs,
+    streamBatchSize: options.streamBatchSize ?? 5,
+    onCallDone: (done) =>
+      recorder.toolCall(
+        done.call,
+        done.result,
+        done.executor,
+        done.startedAt,
+        done.endedAt,
+        done.resumed,
+      ),
+    ...(recorder.observation && {
+      onCallStart: (call: ToolCall, executor: string, startedAt: number) =>
+        recorder.toolCallStarted(call, executor, startedAt),
+    }),
+  });
+  return { controller, tools, onPart, recorder, journal };
+}
+
+/** Ends what a run owns: its effects are aborted, its details end, its streams close. */
+export function disposeChainRun(run: ChainRunResources): Promise<void> {
+  run.controller.abort(RUN_ENDED);
+  run.recorder.finish();
+  return run.tools.close();
+}
+
+/** The abort reason effects see when their run ends first; made once, since stacks are costly. */
+const RUN_ENDED = new AbortError('The run ended before this effect finished');

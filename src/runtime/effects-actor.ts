@@ -1,0 +1,138 @@
+import { type CallbackActorLogic, type EventObject, fromCallback } from 'xstate';
+import type { RunKind } from '../durable/journal-entry.js';
+import type { EffectOutcome, RunJournal } from '../durable/run-journal.js';
+import { throwIfAborted } from '../errors.js';
+import {
+  elapsedMs,
+  type JournaledEffects,
+  performJournaled,
+  refuseRestoredRun,
+} from './durable-run.js';
+import type { AnyActorSystem } from './run-registry.js';
+
+// A run's machine invokes one actor for all its effects: it performs each effect the machine
+// requests and answers with its `.done` / `.error` event. What is the same for every kind is
+// here: finding the run's resources, refusing a run restored mid-way, journaling a durable
+// run's requests (replayed, held or live) and answers. What an effect does, and what
+// `cancel` stops, is the kind's (chain-effects.ts, tool-loop-effects.ts).
+
+export type LiveEffect = Extract<EffectOutcome, { kind: 'live' }>;
+export type ReplayedEffect = Extract<EffectOutcome, { kind: 'replayed' }>;
+
+/** A machine's effect request: `cancel`, or an effect with its input. */
+export type EffectRequest = { readonly type: string } & EventObject;
+/** The effects a machine asks for: every request but `cancel`. */
+export type EffectOf<Request extends EffectRequest> = Exclude<Request, { type: 'cancel' }>;
+type Cancel<Request extends EffectRequest> = Extract<Request, { type: 'cancel' }>;
+
+/** What one effects actor does for its run; the kind makes it as the actor starts. */
+export interface EffectsSession<Request extends EffectRequest> {
+  /** A durable run's journal: its requests go through it. */
+  readonly journal: RunJournal | undefined;
+  /** Sends the machine an event; what the journal replays or holds goes through it too. */
+  send(event: EventObject): void;
+  /** The machine cancels what is in flight (a deadline, an ABORT). */
+  cancel(request: Cancel<Request>): void;
+  /** Runs an effect; `live` is a durable run's, whose request and answer are journaled. */
+  perform(request: EffectOf<Request>, live?: LiveEffect): void;
+  /** Delivers a finished effect's journaled answers (and records it for details()). */
+  replay(request: EffectOf<Request>, outcome: ReplayedEffect): void;
+  /** The actor stops: its run ended, or the machine that invoked it moved on. */
+  stop(): void;
+}
+
+/** What an effects actor needs of its run host. */
+export interface EffectsHost<Resources> {
+  /** How messages call the kind: `chain`, `tool loop`. */
+  readonly noun: 'chain' | 'tool loop';
+  readonly journalKind: RunKind;
+  /** The event of the run's deadline, as a journal replays its firing. */
+  readonly timerEvent: string;
+  resourcesOf(system: AnyActorSystem, self: Parameters<typeof refuseRestoredRun>[0]): Resources;
+}
+
+/**
+ * The effects actor of a kind's machine: `open` makes its session from the run's resources,
+ * and `describe` names a request in a journal mismatch (`model call`, `tool step`…).
+ */
+export function effectsActor<Request extends EffectRequest, Resources>(
+  host: EffectsHost<Resources>,
+  describe: (request: EffectOf<Request>) => string,
+  open: (run: Resources, sendBack: (event: EventObject) => void) => EffectsSession<Request>,
+): CallbackActorLogic<Request> {
+  return fromCallback<Request>(({ sendBack, receive, system, self }) => {
+    const session = open(host.resourcesOf(system, self), sendBack);
+    const { journal } = session;
+    let asked = false;
+    refuseRestoredRun(self, () => asked, sendBack, host.noun);
+    const journaled: JournaledEffects<EffectOf<Request> & { input: unknown }> | undefined =
+      journal && {
+        journal,
+        kind: host.journalKind,
+        sendBack: (event) => session.send(event),
+        timerEvent: host.timerEvent,
+        describe,
+        live: (request, outcome) => session.perform(request, outcome),
+        replay: (request, outcome) => session.replay(request, outcome),
+      };
+    receive((request) => {
+      asked = true;
+      if (request.type === 'cancel') return session.cancel(request as Cancel<Request>);
+      if (journaled) {
+        return performJournaled(journaled, request as EffectOf<Request> & { input: unknown });
+      }
+      return session.perform(request as EffectOf<Request>);
+    });
+    return () => session.stop();
+  });
+}
+
+/** How an effects actor answers the machine, whatever the effect. */
+export interface EffectAnswers<Event> {
+  readonly journal: RunJournal | undefined;
+  /** An answer as journaled (results journaled call by call are left out of it). */
+  journaled(event: Event): unknown;
+  send(event: Event): void;
+}
+
+/**
+ * Runs one effect and answers the machine with its `<type>.done` or `<type>.error` event. A
+ * durable run's live effect journals its request first, and its answer as it is delivered:
+ * the journal's order is the order the machine saw. An answer `deliverable` refuses (the
+ * machine no longer waits for it) is neither journaled nor sent.
+ */
+export function answerEffect<Event>(
+  answers: EffectAnswers<Event>,
+  type: string,
+  work: () => Promise<unknown>,
+  signal: AbortSignal,
+  live: LiveEffect | undefined,
+  deliverable: () => boolean,
+): void {
+  const { journal } = answers;
+  const startedAt = live && performance.now();
+  const settle = (event: Event) => {
+    if (!deliverable()) return;
+    if (live && journal) {
+      journal.answered(live.seq, answers.journaled(event), elapsedMs(startedAt));
+    }
+    answers.send(event);
+  };
+  let started: Promise<unknown>;
+  try {
+    started =
+      live && journal
+        ? journal.requested(live, type).then(() => {
+            // Stopped or cancelled while its request was written: it does not start.
+            throwIfAborted(signal);
+            return work();
+          })
+        : work();
+  } catch (error) {
+    started = Promise.reject(error);
+  }
+  started.then(
+    (output) => settle({ type: `${type}.done`, output } as Event),
+    (error: unknown) => settle({ type: `${type}.error`, error } as Event),
+  );
+}

@@ -1,0 +1,484 @@
+import {
+  type AnyActorLogic,
+  type AnyActorRef,
+  type AnyStateMachine,
+  createActor,
+  type InspectionEvent,
+  type Observer,
+  type PromiseActorLogic,
+} from 'xstate';
+import type { RunKind } from '../durable/journal-entry.js';
+import { RunJournal } from '../durable/run-journal.js';
+import type { JournalStore } from '../durable/stores/journal-store.js';
+import { ConfigError, type StatecraftError } from '../errors.js';
+import { linkedController } from '../linked-controller.js';
+import type { LanguageModel } from '../model/language-model.js';
+import { inspectorFor } from '../observe/inspect-runs.js';
+import { type AgentRunObserving, observeAgentRun } from '../observe/observe-agent-run.js';
+import { type ChildRunEnd, observeChildRuns } from '../observe/observe-child-runs.js';
+import { type BatchOptions, type BatchResult, batchSettled } from '../runnable/batch.js';
+import type { Usage } from '../usage.js';
+import {
+  type DurableActorInput,
+  type DurableRun,
+  type DurableRunOptions,
+  delayedEventType,
+  durableActor,
+  durableOptionsOf,
+  isJournalProblem,
+  type LiveRun,
+  LiveRuns,
+  openJournal,
+  RunDeadlines,
+  runJournaled,
+} from './durable-run.js';
+import type { EffectsHost } from './effects-actor.js';
+import { EventQueue } from './event-queue.js';
+import { runActor } from './run-actor.js';
+import { type RunDetails, RunRecorder } from './run-details.js';
+import { type AnyActorSystem, RunRegistry } from './run-registry.js';
+
+// One run host per chain or tool loop (createChain, createToolLoop): what a run has besides
+// its JSON context is kept here, the same for both kinds: the resources its effects find
+// (RunRegistry), the abort signal, the recorder of its details and observations, the stream
+// queue, the snapshots observers see, and a durable run's journal. The kind says what its
+// machine, input, resources, results and errors are (RunKindSpec); its machine decides what
+// happens in the run.
+
+/** The types one kind of run is made of. */
+export interface RunTypes {
+  /** What invoke() and stream() take. */
+  readonly runInput: unknown;
+  readonly runOptions: HostedRunOptions;
+  /** The machine's input; its config is the run's. */
+  readonly input: { readonly config: object };
+  /** The machine's output. */
+  readonly output: { readonly status: string; readonly usage: Usage };
+  /** What invoke() resolves with. */
+  readonly result: object;
+  /** What stream() yields; its last event is `final`. */
+  readonly event: unknown;
+  /** What a run owns besides its JSON context, for its effects actor. */
+  readonly resources: unknown;
+  /** Where a streamed run's text deltas go. */
+  readonly listener: unknown;
+  readonly snapshot: { readonly value: unknown; readonly context: unknown };
+}
+
+/** The options every run takes (ChainRunOptions, ToolLoopRunOptions). */
+export interface HostedRunOptions extends DurableRunOptions, AgentRunObserving {
+  readonly signal?: AbortSignal;
+  readonly inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+}
+
+export type FailedOutput<K extends RunTypes> = Extract<K['output'], { status: 'failed' }>;
+export type SucceededOutput<K extends RunTypes> = Exclude<K['output'], { status: 'failed' }>;
+
+/** How a run an app's machine invoked ended when it reached no final state. */
+export type InterruptedRun<Failed> =
+  /** Settled like a run that failed. */
+  | { readonly output: Failed }
+  /** Reported to observers as it is, with the usage so far. */
+  | { readonly error: unknown; readonly usage: Usage | undefined };
+
+/** What runs of one kind are made of: what the run host cannot know. */
+export interface RunKindSpec<K extends RunTypes> {
+  /** How journals and observers call the kind. */
+  readonly kind: RunKind;
+  /** How messages call it: `chain '<name>'`, `tool loop '<name>'`. */
+  readonly noun: 'chain' | 'tool loop';
+  /** `options.name`, or the kind's default: how callbacks and run events call it. */
+  readonly name: string;
+  readonly model: LanguageModel | undefined;
+  /** What a journal's run is started with besides its input: resumed with other options, refused. */
+  readonly config: object;
+  /** The kind's machine, before its effects and its deadline are provided. */
+  readonly machine: AnyStateMachine;
+  /** The delay that ends a run at its time limit, and that limit, from the run's config. */
+  readonly deadline: {
+    readonly delay: string;
+    limitMs(config: K['input']['config']): number;
+  };
+  /** The actor that performs the machine's effects (see effectsActor). */
+  effects(host: RunHost<K>): AnyActorLogic;
+  /**
+   * When a run's input is checked: before anything else (the tool loop: stream() throws at
+   * once, before its durable options are read), or as the run starts (the chain: the
+   * stream's iteration throws, and the durable options are checked first).
+   */
+  readonly checksInputFirst: boolean;
+  /**
+   * Whether observers are told of a journal that cannot be opened or ended (a refused run
+   * id, a store that cannot write) as the run's failure: the chain's are; the tool loop's
+   * never were, and still are not.
+   */
+  readonly observesJournalFailures: boolean;
+  /** The machine's input for `runInput` (InputError when it is not one), with `config` if given. */
+  input(runInput: K['runInput'], config?: K['input']['config']): K['input'];
+  /** What observers and journals are told a run started with: invoke()'s input shape. */
+  runInput(machineInput: unknown): unknown;
+  /** A run's resources, made as it starts; `listener` when it is streamed. */
+  resources(
+    recorder: RunRecorder,
+    listener: K['listener'] | undefined,
+    journal: RunJournal | undefined,
+  ): K['resources'];
+  /**
+   * The resources of a run an app's machine invoked, made by its effects actor: it records
+   * into `recorder` while observed.
+   */
+  childResources(recorder: RunRecorder | undefined): K['resources'];
+  /** Ends what a run owns, however it ended (XState does not stop an errored actor's children). */
+  dispose(resources: K['resources']): Promise<void> | undefined;
+  /** The output of a run its caller cancelled before it started, when the kind skips the machine then. */
+  cancelledBeforeStart?(signal: AbortSignal): K['output'];
+  /**
+   * The machine itself threw (a bug, or a provided action that failed): the run's output, or
+   * the error it fails with (thrown, observers told).
+   */
+  crashed(error: unknown, context: K['snapshot']['context'], recorder: RunRecorder): K['output'];
+  /** A succeeded run's result, details() included. */
+  result(output: SucceededOutput<K>, recorder: RunRecorder): K['result'];
+  /** A failed run's error, the partial run with it. */
+  error(output: FailedOutput<K>, recorder: RunRecorder): StatecraftError;
+  /** How a run an app's machine invoked ended when it reached no final state. */
+  interrupted(
+    end: Exclude<ChildRunEnd, { how: 'done' }>,
+    recorder: RunRecorder,
+  ): InterruptedRun<FailedOutput<K>>;
+  /** The events stream() pushes as the run goes: from its snapshots, and from its listener. */
+  streamEvents(queue: EventQueue<K['event']>): {
+    readonly onSnapshot: (snapshot: K['snapshot']) => void;
+    readonly listener: K['listener'];
+  };
+}
+
+/** A run about to start: its recorder (observers have heard of it), and its machine's input. */
+export interface RunStart<K extends RunTypes> {
+  readonly recorder: RunRecorder;
+  /** The machine's input; checked here when the kind does not check it first. */
+  input(): K['input'];
+}
+
+/** Runs machines of one kind: invoke, stream, resume, batch and durable actors. */
+export class RunHost<K extends RunTypes> implements EffectsHost<K['resources']> {
+  readonly #kind: RunKindSpec<K>;
+  readonly #registry = new RunRegistry<K['resources']>();
+  readonly #liveRuns = new LiveRuns<K['output']>();
+  // A durable run's deadline counts from its journaled start, across restarts. One machine
+  // serves every run (a machine made per run cost a durable step ~14 µs).
+  readonly #deadlines = new RunDeadlines();
+  readonly #agent: {
+    readonly name: string;
+    readonly kind: RunKind;
+    readonly machine: AnyStateMachine;
+    readonly model: LanguageModel | undefined;
+  };
+  readonly noun: 'chain' | 'tool loop';
+  readonly journalKind: RunKind;
+  readonly timerEvent: string;
+  /** The kind's machine with its effects provided, its child runs observed (SPEC R5, X4). */
+  readonly machine: AnyStateMachine;
+
+  constructor(kind: RunKindSpec<K>) {
+    this.#kind = kind;
+    this.noun = kind.noun;
+    this.journalKind = kind.kind;
+    const { deadline } = kind;
+    // The event the machine gets when its deadline fires: a journaled firing is replayed as it.
+    this.timerEvent = delayedEventType(kind.machine, deadline.delay);
+    const deadlines = this.#deadlines;
+    this.#agent = {
+      name: kind.name,
+      kind: kind.kind,
+      machine: kind.machine.provide({
+        actors: { effects: kind.effects(this) },
+        delays: {
+          [deadline.delay]: ({ context }: { context: K['input'] }) =>
+            deadlines.delay(context.config, deadline.limitMs(context.config)),
+        },
+      }),
+      model: kind.model,
+    };
+    this.machine = observeChildRuns(this.#agent.machine, this.#agent, {
+      runInput: kind.runInput,
+      begin: (actor, observation) => this.#beginChildRun(actor, new RunRecorder(observation)),
+    });
+  }
+
+  get name(): string {
+    return this.#kind.name;
+  }
+
+  /** The resources of the run whose effects actor is `self` (see RunRegistry). */
+  resourcesOf(system: AnyActorSystem, self: AnyActorRef): K['resources'] {
+    return this.#registry.find(system, self, this.#kind.childResources);
+  }
+
+  /** A run an app's machine invoked starts; what it returns reports its end, once. */
+  #beginChildRun(actor: AnyActorRef, recorder: RunRecorder) {
+    this.#registry.registerChild(actor, recorder);
+    return (end: ChildRunEnd) => {
+      this.#registry.forgetChild(actor);
+      recorder.finish();
+      if (end.how === 'done') {
+        const output = end.output as K['output'];
+        if (isFailed<K>(output)) this.errorOf(output, recorder);
+        else this.settle(output, recorder);
+        return;
+      }
+      const interrupted = this.#kind.interrupted(end, recorder);
+      if ('output' in interrupted) this.errorOf(interrupted.output, recorder);
+      else recorder.observation?.failed(interrupted.error, interrupted.usage);
+    };
+  }
+
+  /**
+   * A run's recorder, observed when anyone observes runs (SPEC X4): the run starts here. A
+   * kind that checks its input first checks it here too (observers hear of a bad one).
+   */
+  start(
+    runInput: K['runInput'],
+    runOptions: AgentRunObserving,
+    config?: K['input']['config'],
+  ): RunStart<K> {
+    const recorder = new RunRecorder(observeAgentRun(runOptions, this.#agent, runInput));
+    if (!this.#kind.checksInputFirst) {
+      return { recorder, input: () => this.#inputOf(runInput, recorder, config) };
+    }
+    const input = this.#inputOf(runInput, recorder, config);
+    return { recorder, input: () => input };
+  }
+
+  #inputOf(
+    runInput: K['runInput'],
+    recorder: RunRecorder,
+    config: K['input']['config'] | undefined,
+  ): K['input'] {
+    try {
+      return this.#kind.input(runInput, config);
+    } catch (error) {
+      recorder.observation?.failed(error);
+      throw error;
+    }
+  }
+
+  /** The journal's own work (opening, ending), its failure observed when the kind's are. */
+  async #journalWork<R>(recorder: RunRecorder, work: () => Promise<R>): Promise<R> {
+    if (!this.#kind.observesJournalFailures) return work();
+    try {
+      return await work();
+    } catch (error) {
+      recorder.observation?.failed(error);
+      throw error;
+    }
+  }
+
+  /**
+   * Runs the machine once: creates its actor, registers the run's resources for its effects,
+   * shows observers every snapshot, and disposes of the resources however the run ends. A
+   * durable run goes through its journal, ended here with the run.
+   */
+  async run(
+    recorder: RunRecorder,
+    input: K['input'],
+    runOptions: HostedRunOptions,
+    listener?: K['listener'],
+    onSnapshot?: (snapshot: K['snapshot']) => void,
+    journal?: RunJournal,
+  ): Promise<K['output']> {
+    const kind = this.#kind;
+    const { signal } = runOptions;
+    // Cancelled before it began: no effect is performed. A durable run goes through its
+    // machine, so that its journal holds the ABORT a replay will meet.
+    if (signal?.aborted && !journal && kind.cancelledBeforeStart) {
+      return kind.cancelledBeforeStart(signal);
+    }
+    const inspect = inspectorFor(runOptions.inspect);
+    const actor = createActor(this.machine, {
+      input: journal
+        ? { ...input, config: this.#deadlines.configFor(input.config, journal) }
+        : input,
+      ...(inspect && { inspect }),
+    });
+    const resources = kind.resources(recorder, listener, journal);
+    this.#registry.register(actor.system, resources);
+    // Observers see every macrostep; unobserved runs subscribe only when streamed, as before.
+    const { observation } = recorder;
+    const observedSnapshot = observation
+      ? (snapshot: K['snapshot']) => {
+          onSnapshot?.(snapshot);
+          observation.state(snapshot.value, snapshot.context);
+        }
+      : onSnapshot;
+    let output: K['output'];
+    try {
+      try {
+        output = journal
+          ? await runJournaled(actor, journal, { signal, onSnapshot: observedSnapshot })
+          : await runActor(actor, { signal, onSnapshot: observedSnapshot });
+      } catch (error) {
+        if (isJournalProblem(error)) {
+          observation?.failed(error);
+          throw error;
+        }
+        output = kind.crashed(error, actor.getSnapshot().context, recorder);
+      }
+      if (journal) {
+        const status = isFailed<K>(output) ? 'failed' : 'succeeded';
+        await this.#journalWork(recorder, () => journal.end(status));
+      }
+    } finally {
+      // A durable run that disagreed with its journal is left waiting: stopped here.
+      actor.stop();
+      const disposed = kind.dispose(resources);
+      if (disposed) await disposed;
+    }
+    return output;
+  }
+
+  /** A durable run: its journal begun, or the run its id names attached to. */
+  #durableRun(
+    durable: DurableRun,
+    start: RunStart<K>,
+    runOptions: HostedRunOptions,
+    listener?: K['listener'],
+    onSnapshot?: (snapshot: K['snapshot']) => void,
+  ): LiveRun<K['output']> {
+    const { recorder } = start;
+    return this.#liveRuns.run(durable, async () => {
+      const input = start.input();
+      const kind = this.#kind;
+      const journal = await this.#journalWork(recorder, () =>
+        openJournal(durable, kind.kind, kind.runInput(input), kind.config),
+      );
+      const output = await this.run(recorder, input, runOptions, listener, onSnapshot, journal);
+      return { output, recorder };
+    });
+  }
+
+  /** What a durable invoke() or resume() resolves with: its own run's, or the one it attached to. */
+  async #settleLive(live: LiveRun<K['output']>): Promise<K['result']> {
+    const { output, recorder } = await live.ended;
+    // Observers were told of the run by whoever started it.
+    return this.settle(output, recorder, !live.attached);
+  }
+
+  /** The result of a succeeded run, or the typed error of a failed one (with the partial run). */
+  settle(output: K['output'], recorder: RunRecorder, observe = true): K['result'] {
+    if (isFailed<K>(output)) throw this.errorOf(output, recorder, observe);
+    const result = this.#kind.result(output as SucceededOutput<K>, recorder);
+    if (observe) recorder.observation?.succeeded(result, output.usage);
+    return result;
+  }
+
+  errorOf(output: FailedOutput<K>, recorder: RunRecorder, observe = true): StatecraftError {
+    const error = this.#kind.error(output, recorder);
+    if (observe) recorder.observation?.failed(error, output.usage);
+    return error;
+  }
+
+  #durableOf(runOptions: DurableRunOptions): DurableRun | undefined {
+    return durableOptionsOf(runOptions, `${this.noun} '${this.name}'`);
+  }
+
+  invoke = async (
+    runInput: K['runInput'],
+    runOptions: K['runOptions'] = {},
+  ): Promise<K['result']> => {
+    const start = this.start(runInput, runOptions);
+    const durable = this.#durableOf(runOptions);
+    if (!durable) {
+      const output = await this.run(start.recorder, start.input(), runOptions);
+      return this.settle(output, start.recorder);
+    }
+    return this.#settleLive(this.#durableRun(durable, start, runOptions));
+  };
+
+  resume = async (
+    runId: string,
+    runOptions: Omit<K['runOptions'], 'runId' | 'store'> & { readonly store: JournalStore },
+  ): Promise<K['result']> => {
+    const durable = this.#durableOf({ ...runOptions, runId });
+    if (!durable) throw new ConfigError('store', 'resume(runId, { store }) needs the store');
+    const kind = this.#kind;
+    return this.#settleLive(
+      this.#liveRuns.run(durable, async () => {
+        const journal = await RunJournal.reopen(durable.store, runId, kind.kind, kind.config);
+        const { recorder, input } = this.start(journal.input as K['runInput'], runOptions);
+        const output = await this.run(recorder, input(), runOptions, undefined, undefined, journal);
+        return { output, recorder };
+      }),
+    );
+  };
+
+  /** An actor logic for an app's machine that makes the run `{ runId, input }` durably in `store`. */
+  durable = (
+    store: JournalStore,
+    durableOptions?: Omit<K['runOptions'], 'runId' | 'store' | 'signal'>,
+  ): PromiseActorLogic<K['result'], DurableActorInput<K['runInput']>> =>
+    durableActor(this.name, (runInput: K['runInput'], runId, signal) =>
+      this.invoke(runInput, { ...durableOptions, runId, store, signal } as K['runOptions']),
+    );
+
+  batch = (
+    inputs: readonly K['runInput'][],
+    batchOptions?: K['runOptions'] & BatchOptions,
+  ): Promise<BatchResult<K['result']>[]> =>
+    batchSettled(inputs, batchOptions, (runInput, config) =>
+      this.invoke(runInput, config as K['runOptions']),
+    );
+
+  stream = (
+    runInput: K['runInput'],
+    runOptions: K['runOptions'] = {},
+  ): AsyncIterable<K['event']> => {
+    const start = this.start(runInput, runOptions);
+    // Breaking out of the loop stops the run: nobody would read what it spends tokens on.
+    const { controller: stop, unlink } = linkedController(runOptions.signal);
+    const queue = new EventQueue<K['event']>(() =>
+      stop.abort('the stream was closed by its reader'),
+    );
+    const { onSnapshot, listener } = this.#kind.streamEvents(queue);
+    const streamOptions = { ...runOptions, signal: stop.signal };
+    let settledBy = start.recorder;
+    let observe = true;
+    const output = (async () => {
+      const durable = this.#durableOf(runOptions);
+      if (!durable) {
+        return this.run(start.recorder, start.input(), streamOptions, listener, onSnapshot);
+      }
+      // Attached to a run this process is making: its final event only.
+      const live = this.#durableRun(durable, start, streamOptions, listener, onSnapshot);
+      const ended = await live.ended;
+      settledBy = ended.recorder;
+      observe = !live.attached;
+      return ended.output;
+    })();
+    queue.endWith(
+      output,
+      (output): K['event'] =>
+        ({
+          type: 'final',
+          output,
+          details: settledBy.details(),
+          result: isFailed<K>(output) ? undefined : this.settle(output, settledBy, observe),
+        }) satisfies FinalEvent<K>,
+      (output) => (isFailed<K>(output) ? this.errorOf(output, settledBy, observe) : undefined),
+      unlink,
+    );
+    return queue;
+  };
+}
+
+/** The last event of every stream: the run's output, details, and result (undefined: failed). */
+interface FinalEvent<K extends RunTypes> {
+  readonly type: 'final';
+  readonly output: K['output'];
+  readonly details: RunDetails;
+  readonly result: K['result'] | undefined;
+}
+
+function isFailed<K extends RunTypes>(output: K['output']): output is FailedOutput<K> {
+  return output.status === 'failed';
+}
