@@ -1,4 +1,3 @@
-import type { CallbackActorLogic } from 'xstate';
 import type {
   CallModelInput,
   ChainEffectRequest,
@@ -13,15 +12,8 @@ import { ResponseCollector } from '../model/collect-stream.js';
 import type { LanguageModel, ModelRequest, ResponseFormat } from '../model/language-model.js';
 import type { ChainOptions } from './chain-options.js';
 import { type ChainRunResources, disposeChainRun } from './chain-run-resources.js';
-import {
-  answerEffect,
-  type EffectAnswers,
-  type EffectOf,
-  type EffectsHost,
-  effectsActor,
-  type LiveEffect,
-  type ReplayedEffect,
-} from './effects-actor.js';
+import type { LiveEffect, ReplayedEffect } from './durable-run.js';
+import { EffectAnswers, type EffectsKind } from './effects-actor.js';
 import { toolCallJournal } from './tool-call-journal.js';
 
 /** What a chain's effects are made with besides the run's own resources. */
@@ -34,7 +26,7 @@ export interface ChainEffectsSetup {
   readonly validate: (text: string) => Promise<ValidationOutcome>;
 }
 
-type ChainEffect = EffectOf<ChainEffectRequest>;
+type ChainEffect = Exclude<ChainEffectRequest, { type: 'cancel' }>;
 
 // The one actor a run's machine invokes: it performs each effect the machine requests and
 // answers with its `.done` / `.error` event. It owns the run's tools (open streams) and an
@@ -45,32 +37,26 @@ type ChainEffect = EffectOf<ChainEffectRequest>;
 // before are aborted too: no step reads them after a stop). One controller per cancel, not
 // per effect: two AbortControllers a step cost the bench's chain step ~30 µs of ~150.
 export function chainEffects(
-  host: EffectsHost<ChainRunResources>,
   setup: ChainEffectsSetup,
-): CallbackActorLogic<ChainEffectRequest> {
+): EffectsKind<ChainEffectRequest, ChainRunResources> {
   const source = modelSource(setup.model);
-  // A chain invoked from an app's machine has no run() around it: it owns its resources
-  // (see the run host's childResources), and records into the observed run its chain actor
-  // (this actor's parent) reports as.
-  return effectsActor<ChainEffectRequest, ChainRunResources>(
-    host,
-    (request) => EFFECT_NAMES[request.type],
-    (run, sendBack) => {
+  return {
+    // What a mismatch calls each effect of the chain.
+    names: { callModel: 'model call', executeTools: 'tool step', validateResult: 'validation' },
+    // A chain invoked from an app's machine has no run() around it: it owns its resources
+    // (the run host's childResources), and records into the observed run its chain actor
+    // (this actor's parent) reports as.
+    open(run, sendBack) {
       const { controller, tools, journal } = run;
       let current = linkedController(controller.signal).controller;
-      const answers: EffectAnswers<ChainEvent> = {
-        journal,
-        journaled: journaledAnswer,
-        send: sendBack,
-      };
+      const answers = new EffectAnswers<ChainEvent>(journal, journaledAnswer, sendBack);
       const answer = (
         type: ChainEffect['type'],
         work: (signal: AbortSignal) => Promise<unknown>,
         live: LiveEffect | undefined,
       ) => {
         const { signal } = current;
-        answerEffect(
-          answers,
+        answers.answer(
           type,
           () => work(signal),
           signal,
@@ -119,7 +105,7 @@ export function chainEffects(
         },
       };
     },
-  );
+  };
 }
 
 async function callModel(
@@ -202,13 +188,6 @@ function replayedAnswer(
   run.tools.replayed(request.input.calls, output);
   return { type: event.type, output };
 }
-
-/** What a mismatch calls each effect of the chain. */
-const EFFECT_NAMES = {
-  callModel: 'model call',
-  executeTools: 'tool step',
-  validateResult: 'validation',
-} as const;
 
 function modelCallLabel(input: CallModelInput): string {
   return `${input.final ? 'final answer, ' : ''}generation ${input.iteration}`;

@@ -9,12 +9,11 @@ import {
   TimeoutError,
   TokenLimitError,
 } from '../errors.js';
-import type { ChildRunEnd } from '../observe/observe-child-runs.js';
 import { ToolCollisionError } from '../tools/tool-collision.js';
 import type { ChainPartialResult, ChainResult } from './create-chain.js';
 import { type RunRecorder, withDetails } from './run-details.js';
 import { modelCallError } from './run-errors.js';
-import type { InterruptedRun } from './run-host.js';
+import { type CrashedRun, machineFailed } from './run-host.js';
 
 type FailedChainOutput = Extract<ChainOutput, { status: 'failed' }>;
 
@@ -109,34 +108,20 @@ function configErrorOf(
  * The machine itself threw (a bug, or a provided action that failed): a failed run like any
  * other, CHAIN_ERROR, that keeps what the run had done, its last answer included.
  */
-export function chainCrashed(error: unknown, context: ChainContext): FailedChainOutput {
-  return brokenRunOutput(context, machineFailed(error), error);
+export function chainCrashed(error: unknown, context: ChainContext): CrashedRun<FailedChainOutput> {
+  return { output: brokenRunOutput(context, machineFailed('chain', error), error) };
 }
 
-/** How a chain an app's machine invoked ended when it reached no final state. */
-export function chainInterrupted(
-  end: Exclude<ChildRunEnd, { how: 'done' }>,
+/** What a chain an app's machine invoked had done when it was stopped. */
+export function chainPartial(
+  context: ChainContext,
   recorder: RunRecorder,
-): InterruptedRun<FailedChainOutput> {
-  const context = end.context as ChainContext | undefined;
-  if (end.how === 'crashed' && context) return { output: chainCrashed(end.error, context) };
-  const output = context && brokenRunOutput(context, 'stopped', undefined);
-  const partial = output && {
+): Omit<ChainPartialResult, 'intermediateSteps' | 'output'> {
+  const output = brokenRunOutput(context, 'stopped', undefined);
+  return {
     transcript: output.transcript.toArray(),
     usage: output.usage,
     steps: output.steps,
     details: recorder.details(),
   };
-  const error =
-    end.how === 'stopped'
-      ? new AbortError(
-          'The chain was stopped before it finished: the machine that invoked it left the state that runs it',
-          { ...(partial && { partial }) },
-        )
-      : new ChainError(machineFailed(end.error), { cause: end.error });
-  return { error, usage: context?.usage };
-}
-
-function machineFailed(error: unknown): string {
-  return `The chain machine failed: ${error instanceof Error ? error.message : String(error)}`;
 }

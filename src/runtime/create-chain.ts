@@ -2,6 +2,7 @@ import type { InspectionEvent, Observer, PromiseActorLogic } from 'xstate';
 import { LocalToolRegistry } from '../../adapters/tools/local-registry.js';
 import {
   type ChainConfig,
+  type ChainEffectRequest,
   type ChainInput,
   type ChainMachine,
   type ChainOutput,
@@ -29,7 +30,7 @@ import type { Usage } from '../usage.js';
 import { answerValidator } from './chain-answer-validation.js';
 import { chainEffects } from './chain-effects.js';
 import { type ChainOptions, chainConfig } from './chain-options.js';
-import { chainCrashed, chainError, chainInterrupted, chainResult } from './chain-results.js';
+import { chainCrashed, chainError, chainPartial, chainResult } from './chain-results.js';
 import {
   type ChainRunResources,
   type ChainSnapshot,
@@ -215,13 +216,12 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
       delay: 'maxExecutionTime',
       limitMs: (runConfig) => runConfig.maxExecutionTime ?? 0,
     },
-    effects: (effectsHost) =>
-      chainEffects(effectsHost, {
-        model,
-        options,
-        responseFormat,
-        validate: answerValidator(structured, options),
-      }),
+    effects: chainEffects({
+      model,
+      options,
+      responseFormat,
+      validate: answerValidator(structured, options),
+    }),
     checksInputFirst: false,
     observesJournalFailures: true,
     input,
@@ -232,7 +232,7 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
     crashed: chainCrashed,
     result: chainResult,
     error: chainError,
-    interrupted: chainInterrupted,
+    partial: chainPartial,
     streamEvents: chainStreamEvents,
   });
 
@@ -283,6 +283,7 @@ interface ChainRunTypes<T> extends RunTypes {
   readonly resources: ChainRunResources;
   readonly listener: PartListener;
   readonly snapshot: ChainSnapshot;
+  readonly request: ChainEffectRequest;
 }
 
 /** What observers are told a chain actor an app's machine invoked started with: invoke()'s input shape. */

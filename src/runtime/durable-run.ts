@@ -148,6 +148,11 @@ export function delayedEventType(machine: AnyStateMachine, delay: string): strin
   throw new Error(`delayedEventType: the machine has no delay named '${delay}'`);
 }
 
+/** A request of a durable run its journal lets run live (its request journaled first). */
+export type LiveEffect = Extract<EffectOutcome, { kind: 'live' }>;
+/** A request its journal answers: the effect finished before the process died. */
+export type ReplayedEffect = Extract<EffectOutcome, { kind: 'replayed' }>;
+
 /** How one run host performs and replays its effects (chain and tool loop each have one). */
 export interface JournaledEffects<
   Request extends { readonly type: string; readonly input: unknown },
@@ -161,9 +166,9 @@ export interface JournaledEffects<
   /** How a mismatch names the request: `model call`, `tool step`… */
   describe(request: Request): string;
   /** Delivers a finished effect's journaled answers (and records it for details()). */
-  replay(request: Request, outcome: Extract<EffectOutcome, { kind: 'replayed' }>): void;
+  replay(request: Request, outcome: ReplayedEffect): void;
   /** Runs the effect (journaling its request first; see RunJournal.requested). */
-  live(request: Request, outcome: Extract<EffectOutcome, { kind: 'live' }>): void;
+  live(request: Request, outcome: LiveEffect): void;
 }
 
 /**

@@ -1,11 +1,13 @@
-import { type CallbackActorLogic, type EventObject, fromCallback } from 'xstate';
+import { type AnyActorRef, type CallbackActorLogic, type EventObject, fromCallback } from 'xstate';
 import type { RunKind } from '../durable/journal-entry.js';
-import type { EffectOutcome, RunJournal } from '../durable/run-journal.js';
+import type { RunJournal } from '../durable/run-journal.js';
 import { throwIfAborted } from '../errors.js';
 import {
   elapsedMs,
   type JournaledEffects,
+  type LiveEffect,
   performJournaled,
+  type ReplayedEffect,
   refuseRestoredRun,
 } from './durable-run.js';
 import type { AnyActorSystem } from './run-registry.js';
@@ -16,13 +18,10 @@ import type { AnyActorSystem } from './run-registry.js';
 // run's requests (replayed, held or live) and answers. What an effect does, and what
 // `cancel` stops, is the kind's (chain-effects.ts, tool-loop-effects.ts).
 
-export type LiveEffect = Extract<EffectOutcome, { kind: 'live' }>;
-export type ReplayedEffect = Extract<EffectOutcome, { kind: 'replayed' }>;
-
 /** A machine's effect request: `cancel`, or an effect with its input. */
 export type EffectRequest = { readonly type: string } & EventObject;
 /** The effects a machine asks for: every request but `cancel`. */
-export type EffectOf<Request extends EffectRequest> = Exclude<Request, { type: 'cancel' }>;
+type EffectOf<Request extends EffectRequest> = Exclude<Request, { type: 'cancel' }>;
 type Cancel<Request extends EffectRequest> = Extract<Request, { type: 'cancel' }>;
 
 /** What one effects actor does for its run; the kind makes it as the actor starts. */
@@ -41,6 +40,13 @@ export interface EffectsSession<Request extends EffectRequest> {
   stop(): void;
 }
 
+/** A kind's effects: what a mismatch calls each, and the session of each actor. */
+export interface EffectsKind<Request extends EffectRequest, Resources> {
+  /** `model call`, `tool step`…: how a journal mismatch names a request. */
+  readonly names: { readonly [Type in EffectOf<Request>['type']]: string };
+  open(run: Resources, sendBack: (event: EventObject) => void): EffectsSession<Request>;
+}
+
 /** What an effects actor needs of its run host. */
 export interface EffectsHost<Resources> {
   /** How messages call the kind: `chain`, `tool loop`. */
@@ -48,20 +54,16 @@ export interface EffectsHost<Resources> {
   readonly journalKind: RunKind;
   /** The event of the run's deadline, as a journal replays its firing. */
   readonly timerEvent: string;
-  resourcesOf(system: AnyActorSystem, self: Parameters<typeof refuseRestoredRun>[0]): Resources;
+  resourcesOf(system: AnyActorSystem, self: AnyActorRef): Resources;
 }
 
-/**
- * The effects actor of a kind's machine: `open` makes its session from the run's resources,
- * and `describe` names a request in a journal mismatch (`model call`, `tool step`…).
- */
+/** The effects actor of a kind's machine, its session made from the run's resources. */
 export function effectsActor<Request extends EffectRequest, Resources>(
   host: EffectsHost<Resources>,
-  describe: (request: EffectOf<Request>) => string,
-  open: (run: Resources, sendBack: (event: EventObject) => void) => EffectsSession<Request>,
+  kind: EffectsKind<Request, Resources>,
 ): CallbackActorLogic<Request> {
   return fromCallback<Request>(({ sendBack, receive, system, self }) => {
-    const session = open(host.resourcesOf(system, self), sendBack);
+    const session = kind.open(host.resourcesOf(system, self), sendBack);
     const { journal } = session;
     let asked = false;
     refuseRestoredRun(self, () => asked, sendBack, host.noun);
@@ -71,7 +73,7 @@ export function effectsActor<Request extends EffectRequest, Resources>(
         kind: host.journalKind,
         sendBack: (event) => session.send(event),
         timerEvent: host.timerEvent,
-        describe,
+        describe: (request) => kind.names[request.type as EffectOf<Request>['type']],
         live: (request, outcome) => session.perform(request, outcome),
         replay: (request, outcome) => session.replay(request, outcome),
       };
@@ -87,52 +89,64 @@ export function effectsActor<Request extends EffectRequest, Resources>(
   });
 }
 
-/** How an effects actor answers the machine, whatever the effect. */
-export interface EffectAnswers<Event> {
-  readonly journal: RunJournal | undefined;
-  /** An answer as journaled (results journaled call by call are left out of it). */
-  journaled(event: Event): unknown;
-  send(event: Event): void;
-}
-
 /**
- * Runs one effect and answers the machine with its `<type>.done` or `<type>.error` event. A
- * durable run's live effect journals its request first, and its answer as it is delivered:
- * the journal's order is the order the machine saw. An answer `deliverable` refuses (the
- * machine no longer waits for it) is neither journaled nor sent.
+ * How an effects actor answers the machine. Each effect runs and is answered with its
+ * `<type>.done` or `<type>.error` event. A durable run's live effect journals its request
+ * first, and its answer as it is delivered: the journal's order is the order the machine saw.
  */
-export function answerEffect<Event>(
-  answers: EffectAnswers<Event>,
-  type: string,
-  work: () => Promise<unknown>,
-  signal: AbortSignal,
-  live: LiveEffect | undefined,
-  deliverable: () => boolean,
-): void {
-  const { journal } = answers;
-  const startedAt = live && performance.now();
-  const settle = (event: Event) => {
-    if (!deliverable()) return;
-    if (live && journal) {
-      journal.answered(live.seq, answers.journaled(event), elapsedMs(startedAt));
-    }
-    answers.send(event);
-  };
-  let started: Promise<unknown>;
-  try {
-    started =
-      live && journal
-        ? journal.requested(live, type).then(() => {
-            // Stopped or cancelled while its request was written: it does not start.
-            throwIfAborted(signal);
-            return work();
-          })
-        : work();
-  } catch (error) {
-    started = Promise.reject(error);
+export class EffectAnswers<Event> {
+  readonly #journal: RunJournal | undefined;
+  readonly #journaled: (event: Event) => unknown;
+  readonly #send: (event: Event) => void;
+
+  /** `journaled`: an answer as journaled (results journaled call by call are left out of it). */
+  constructor(
+    journal: RunJournal | undefined,
+    journaled: (event: Event) => unknown,
+    send: (event: Event) => void,
+  ) {
+    this.#journal = journal;
+    this.#journaled = journaled;
+    this.#send = send;
   }
-  started.then(
-    (output) => settle({ type: `${type}.done`, output } as Event),
-    (error: unknown) => settle({ type: `${type}.error`, error } as Event),
-  );
+
+  /**
+   * Runs `work` and answers with its outcome. `signal` stops it from starting once its
+   * request is journaled; an answer `deliverable` refuses (the machine no longer waits for
+   * it) is neither journaled nor sent.
+   */
+  answer(
+    type: string,
+    work: () => Promise<unknown>,
+    signal: AbortSignal,
+    live: LiveEffect | undefined,
+    deliverable: () => boolean,
+  ): void {
+    const journal = this.#journal;
+    const startedAt = live && performance.now();
+    const settle = (event: Event) => {
+      if (!deliverable()) return;
+      if (live && journal) {
+        journal.answered(live.seq, this.#journaled(event), elapsedMs(startedAt));
+      }
+      this.#send(event);
+    };
+    let started: Promise<unknown>;
+    try {
+      started =
+        live && journal
+          ? journal.requested(live, type).then(() => {
+              // Stopped or cancelled while its request was written: it does not start.
+              throwIfAborted(signal);
+              return work();
+            })
+          : work();
+    } catch (error) {
+      started = Promise.reject(error);
+    }
+    started.then(
+      (output) => settle({ type: `${type}.done`, output } as Event),
+      (error: unknown) => settle({ type: `${type}.error`, error } as Event),
+    );
+  }
 }

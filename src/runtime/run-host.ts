@@ -1,5 +1,4 @@
 import {
-  type AnyActorLogic,
   type AnyActorRef,
   type AnyStateMachine,
   createActor,
@@ -10,7 +9,13 @@ import {
 import type { RunKind } from '../durable/journal-entry.js';
 import { RunJournal } from '../durable/run-journal.js';
 import type { JournalStore } from '../durable/stores/journal-store.js';
-import { ConfigError, type StatecraftError } from '../errors.js';
+import {
+  AbortError,
+  ChainError,
+  ConfigError,
+  type PartialResult,
+  type StatecraftError,
+} from '../errors.js';
 import { linkedController } from '../linked-controller.js';
 import type { LanguageModel } from '../model/language-model.js';
 import { inspectorFor } from '../observe/inspect-runs.js';
@@ -32,7 +37,12 @@ import {
   RunDeadlines,
   runJournaled,
 } from './durable-run.js';
-import type { EffectsHost } from './effects-actor.js';
+import {
+  type EffectRequest,
+  type EffectsHost,
+  type EffectsKind,
+  effectsActor,
+} from './effects-actor.js';
 import { EventQueue } from './event-queue.js';
 import { runActor } from './run-actor.js';
 import { type RunDetails, RunRecorder } from './run-details.js';
@@ -62,7 +72,9 @@ export interface RunTypes {
   readonly resources: unknown;
   /** Where a streamed run's text deltas go. */
   readonly listener: unknown;
-  readonly snapshot: { readonly value: unknown; readonly context: unknown };
+  readonly snapshot: { readonly value: unknown; readonly context: { readonly usage: Usage } };
+  /** What the machine asks its effects actor for. */
+  readonly request: EffectRequest;
 }
 
 /** The options every run takes (ChainRunOptions, ToolLoopRunOptions). */
@@ -74,12 +86,11 @@ export interface HostedRunOptions extends DurableRunOptions, AgentRunObserving {
 export type FailedOutput<K extends RunTypes> = Extract<K['output'], { status: 'failed' }>;
 export type SucceededOutput<K extends RunTypes> = Exclude<K['output'], { status: 'failed' }>;
 
-/** How a run an app's machine invoked ended when it reached no final state. */
-export type InterruptedRun<Failed> =
-  /** Settled like a run that failed. */
-  | { readonly output: Failed }
-  /** Reported to observers as it is, with the usage so far. */
-  | { readonly error: unknown; readonly usage: Usage | undefined };
+/**
+ * What a run whose machine threw (a bug, or a provided action that failed) ends as: a failed
+ * output, settled like any, or an error its run fails with.
+ */
+export type CrashedRun<Failed> = { readonly output: Failed } | { readonly error: StatecraftError };
 
 /** What runs of one kind are made of: what the run host cannot know. */
 export interface RunKindSpec<K extends RunTypes> {
@@ -99,8 +110,8 @@ export interface RunKindSpec<K extends RunTypes> {
     readonly delay: string;
     limitMs(config: K['input']['config']): number;
   };
-  /** The actor that performs the machine's effects (see effectsActor). */
-  effects(host: RunHost<K>): AnyActorLogic;
+  /** What its effects actor does (see effectsActor). */
+  readonly effects: EffectsKind<K['request'], K['resources']>;
   /**
    * When a run's input is checked: before anything else (the tool loop: stream() throws at
    * once, before its durable options are read), or as the run starts (the chain: the
@@ -128,24 +139,25 @@ export interface RunKindSpec<K extends RunTypes> {
    * into `recorder` while observed.
    */
   childResources(recorder: RunRecorder | undefined): K['resources'];
-  /** Ends what a run owns, however it ended (XState does not stop an errored actor's children). */
-  dispose(resources: K['resources']): Promise<void> | undefined;
+  /**
+   * Ends what a run owns besides its recorder, however it ended (XState does not stop an
+   * errored actor's children); none when its effects actor owns the rest.
+   */
+  dispose?(resources: K['resources']): Promise<void>;
   /** The output of a run its caller cancelled before it started, when the kind skips the machine then. */
   cancelledBeforeStart?(signal: AbortSignal): K['output'];
-  /**
-   * The machine itself threw (a bug, or a provided action that failed): the run's output, or
-   * the error it fails with (thrown, observers told).
-   */
-  crashed(error: unknown, context: K['snapshot']['context'], recorder: RunRecorder): K['output'];
+  /** What a run whose machine threw ends as, from the context it had. */
+  crashed(
+    error: unknown,
+    context: K['snapshot']['context'],
+    recorder: RunRecorder,
+  ): CrashedRun<FailedOutput<K>>;
+  /** What a run an app's machine invoked had done when it was stopped: its error's partial run. */
+  partial(context: K['snapshot']['context'], recorder: RunRecorder): PartialResult;
   /** A succeeded run's result, details() included. */
   result(output: SucceededOutput<K>, recorder: RunRecorder): K['result'];
   /** A failed run's error, the partial run with it. */
   error(output: FailedOutput<K>, recorder: RunRecorder): StatecraftError;
-  /** How a run an app's machine invoked ended when it reached no final state. */
-  interrupted(
-    end: Exclude<ChildRunEnd, { how: 'done' }>,
-    recorder: RunRecorder,
-  ): InterruptedRun<FailedOutput<K>>;
   /** The events stream() pushes as the run goes: from its snapshots, and from its listener. */
   streamEvents(queue: EventQueue<K['event']>): {
     readonly onSnapshot: (snapshot: K['snapshot']) => void;
@@ -192,9 +204,9 @@ export class RunHost<K extends RunTypes> implements EffectsHost<K['resources']> 
       name: kind.name,
       kind: kind.kind,
       machine: kind.machine.provide({
-        actors: { effects: kind.effects(this) },
+        actors: { effects: effectsActor(this, kind.effects) },
         delays: {
-          [deadline.delay]: ({ context }: { context: K['input'] }) =>
+          [deadline.delay]: ({ context }: { context: { config: K['input']['config'] } }) =>
             deadlines.delay(context.config, deadline.limitMs(context.config)),
         },
       }),
@@ -227,9 +239,25 @@ export class RunHost<K extends RunTypes> implements EffectsHost<K['resources']> 
         else this.settle(output, recorder);
         return;
       }
-      const interrupted = this.#kind.interrupted(end, recorder);
-      if ('output' in interrupted) this.errorOf(interrupted.output, recorder);
-      else recorder.observation?.failed(interrupted.error, interrupted.usage);
+      const context = end.context as K['snapshot']['context'] | undefined;
+      if (end.how === 'crashed' && context) {
+        const crashed = this.#kind.crashed(end.error, context, recorder);
+        if ('output' in crashed) this.errorOf(crashed.output, recorder);
+        else recorder.observation?.failed(crashed.error, context.usage);
+        return;
+      }
+      const partial = context && this.#kind.partial(context, recorder);
+      const error =
+        end.how === 'stopped'
+          ? new AbortError(
+              `The ${this.noun} was stopped before it finished: the machine that invoked it left the state that runs it`,
+              { ...(partial && { partial }) },
+            )
+          : new ChainError(machineFailed(this.noun, end.error), {
+              cause: end.error,
+              ...(partial && { partial }),
+            });
+      recorder.observation?.failed(error, context?.usage);
     };
   }
 
@@ -289,8 +317,9 @@ export class RunHost<K extends RunTypes> implements EffectsHost<K['resources']> 
   ): Promise<K['output']> {
     const kind = this.#kind;
     const { signal } = runOptions;
-    // Cancelled before it began: no effect is performed. A durable run goes through its
-    // machine, so that its journal holds the ABORT a replay will meet.
+    // Cancelled before it began: no effect is performed (a tool loop's planner, tools and
+    // responder are not called). A durable run goes through its machine, so that its journal
+    // holds the ABORT a replay will meet.
     if (signal?.aborted && !journal && kind.cancelledBeforeStart) {
       return kind.cancelledBeforeStart(signal);
     }
@@ -322,7 +351,13 @@ export class RunHost<K extends RunTypes> implements EffectsHost<K['resources']> 
           observation?.failed(error);
           throw error;
         }
-        output = kind.crashed(error, actor.getSnapshot().context, recorder);
+        const { context } = actor.getSnapshot();
+        const crashed = kind.crashed(error, context, recorder);
+        if ('error' in crashed) {
+          observation?.failed(crashed.error, context.usage);
+          throw crashed.error;
+        }
+        output = crashed.output;
       }
       if (journal) {
         const status = isFailed<K>(output) ? 'failed' : 'succeeded';
@@ -331,8 +366,8 @@ export class RunHost<K extends RunTypes> implements EffectsHost<K['resources']> 
     } finally {
       // A durable run that disagreed with its journal is left waiting: stopped here.
       actor.stop();
-      const disposed = kind.dispose(resources);
-      if (disposed) await disposed;
+      recorder.finish();
+      if (kind.dispose) await kind.dispose(resources);
     }
     return output;
   }
@@ -477,6 +512,11 @@ interface FinalEvent<K extends RunTypes> {
   readonly output: K['output'];
   readonly details: RunDetails;
   readonly result: K['result'] | undefined;
+}
+
+/** The message of a run whose machine threw: `The chain machine failed: …`. */
+export function machineFailed(noun: 'chain' | 'tool loop', error: unknown): string {
+  return `The ${noun} machine failed: ${error instanceof Error ? error.message : String(error)}`;
 }
 
 function isFailed<K extends RunTypes>(output: K['output']): output is FailedOutput<K> {

@@ -1,0 +1,250 @@
+import { setMaxListeners } from 'node:events';
+import type { LocalToolRegistry } from '../../adapters/tools/local-registry.js';
+import type {
+  ExecuteInput,
+  ToolLoopEffectRequest,
+  ToolLoopEvent,
+} from '../../machines/tool-loop.js';
+import { AbortError } from '../errors.js';
+import type { ToolResult } from '../messages.js';
+import type { ModelResponse } from '../model/language-model.js';
+import { plannerMessages } from '../tool-loop/planner-context.js';
+import type { ToolExecutionRecord } from '../tool-loop/records.js';
+import { recordOf } from '../tool-loop/records.js';
+import { responseMessages } from '../tool-loop/response-messages.js';
+import { Transcript } from '../transcript.js';
+import type { Usage } from '../usage.js';
+import type { LiveEffect, ReplayedEffect } from './durable-run.js';
+import { EffectAnswers, type EffectsKind } from './effects-actor.js';
+import { commandCall, executeCommands } from './execute-commands.js';
+import type { RunRecorder } from './run-details.js';
+import { type ToolCallJournal, toolCallJournal } from './tool-call-journal.js';
+import type { ToolLoopOptions } from './tool-loop-options.js';
+import { type LoopPlanning, plan } from './tool-loop-plan.js';
+import { type LoopResponding, respondTo } from './tool-loop-respond.js';
+import type { ToolLoopRunResources } from './tool-loop-run-resources.js';
+
+/** What a loop's effects are made with besides the run's hooks. */
+export interface ToolLoopEffectsSetup extends LoopPlanning, LoopResponding {
+  readonly registry: LocalToolRegistry;
+  /** Read at every round and response. */
+  readonly options: Pick<ToolLoopOptions, 'concurrency' | 'instructions'>;
+}
+
+/** The effects a loop's machine asks for (everything but `cancel`). */
+type LoopEffect = Exclude<ToolLoopEffectRequest, { type: 'cancel' }>;
+
+// The one actor a loop's machine invokes: it performs each effect the machine requests and
+// answers with its `.done` / `.error` event (and `execute.record` per finished command).
+// Effects share one controller, aborted only when the loop stops with something in flight:
+// on `cancel` (timeout, ABORT), or when the actor is stopped (the app's machine left the
+// state that runs the loop); late answers are dropped then. A run that ends with nothing in
+// flight aborts nothing, so the signals its finished calls saw stay unaborted, as they were
+// when each effect was an actor of its own.
+export function toolLoopEffects(
+  setup: ToolLoopEffectsSetup,
+): EffectsKind<ToolLoopEffectRequest, ToolLoopRunResources> {
+  return {
+    // What a mismatch calls each effect of the loop.
+    names: { plan: 'plan', execute: 'round of tool calls', respond: 'response' },
+    open(hooks, sendBack) {
+      const controller = new AbortController();
+      setMaxListeners(0, controller.signal); // every running tool listens to it
+      const { signal } = controller;
+      let inFlight = 0;
+      let stopped = false;
+      const send = (event: ToolLoopEvent) => {
+        if (!stopped) sendBack(event);
+      };
+      const stop = (reason: AbortError) => {
+        stopped = true;
+        if (inFlight > 0) controller.abort(reason);
+      };
+      const journal = hooks?.journal;
+      const recorder = hooks?.recorder;
+      const answers = new EffectAnswers<ToolLoopEvent>(journal, journaledLoopAnswer, send);
+      const settled = () => {
+        inFlight--;
+        return !stopped;
+      };
+      const answer = (
+        type: LoopEffect['type'],
+        start: () => Promise<unknown>,
+        live: LiveEffect | undefined,
+      ) => {
+        inFlight++;
+        answers.answer(type, start, signal, live, settled);
+      };
+      return {
+        journal,
+        send,
+        cancel(request) {
+          if (request.reason === 'timeout') journal?.timerFired('loopTimeout');
+          stop(request.reason === 'timeout' ? LOOP_TIMED_OUT : LOOP_ABORTED);
+        },
+        perform(request, live) {
+          switch (request.type) {
+            case 'plan':
+              return answer('plan', () => plan(setup, request.input, signal, recorder), live);
+            case 'execute': {
+              const roundJournal =
+                live && journal && toolCallJournal(journal, live.seq, live.calls);
+              return answer(
+                'execute',
+                () =>
+                  execute(
+                    setup,
+                    request.input,
+                    signal,
+                    recorder,
+                    (index, record) => send({ type: 'execute.record', index, record }),
+                    roundJournal,
+                  ),
+                live,
+              );
+            }
+            case 'respond':
+              return answer('respond', () => respondTo(setup, request.input, signal, hooks), live);
+          }
+        },
+        replay(request, outcome) {
+          if (recorder) recordReplayedModelCall(setup, request, outcome, recorder);
+          for (const event of replayedLoopEvents(request, outcome, recorder)) send(event);
+        },
+        stop: () => stop(LOOP_LEFT),
+      };
+    },
+  };
+}
+
+/** One round's commands (the `execute` effect), each record sent as it finishes. */
+function execute(
+  setup: ToolLoopEffectsSetup,
+  input: ExecuteInput,
+  signal: AbortSignal,
+  recorder: RunRecorder | undefined,
+  onRecord: (index: number, record: ToolExecutionRecord) => void,
+  journal?: ToolCallJournal,
+): Promise<readonly ToolExecutionRecord[]> {
+  return executeCommands(input.commands, {
+    registry: setup.registry,
+    concurrency: setup.options.concurrency,
+    signal,
+    idPrefix: roundPrefix(input),
+    onRecord,
+    ...(journal && { journal }),
+    ...(recorder && {
+      onCallDone: (call, result, startedAt, endedAt, resumed) =>
+        recorder.toolCall(call, result, 'local', startedAt, endedAt, resumed),
+    }),
+    ...(recorder?.observation && {
+      onCallStart: (call, startedAt) => recorder.toolCallStarted(call, 'local', startedAt),
+    }),
+  });
+}
+
+/**
+ * A plan or response the model gave before the crash, in details() again (marked replayed),
+ * as the live call recorded it: the request rebuilt from the machine's input, the answer
+ * from the journal (a plan as its JSON, the response as its text).
+ */
+function recordReplayedModelCall(
+  setup: ToolLoopEffectsSetup,
+  request: LoopEffect,
+  outcome: ReplayedEffect,
+  recorder: RunRecorder,
+): void {
+  const { model, planner, respond, responseFormat } = setup;
+  const answer = outcome.answers[0] as ToolLoopEvent;
+  const reply = (text: string, usage: Usage): ModelResponse => ({
+    content: [{ type: 'text', text }],
+    usage,
+    finishReason: { unified: 'stop', raw: undefined },
+  });
+  if (request.type === 'plan' && answer.type === 'plan.done' && model && !planner) {
+    const messages = Transcript.from(plannerMessages(request.input));
+    const text = JSON.stringify(answer.output.raw) ?? '';
+    recorder.replayedModelCall(
+      `plan round ${request.input.roundIndex + 1}`,
+      { messages, responseFormat },
+      reply(text, answer.output.usage),
+      outcome.ms,
+    );
+  }
+  if (request.type === 'respond' && answer.type === 'respond.done' && respond === true) {
+    const { userInput, extraRequirement, convergence } = request.input;
+    const messages = responseMessages(
+      userInput,
+      extraRequirement,
+      convergence,
+      setup.options.instructions,
+    );
+    recorder.replayedModelCall(
+      'respond',
+      { messages: Transcript.from(messages) },
+      reply(answer.output.text, answer.output.usage),
+      outcome.ms,
+    );
+  }
+}
+
+/** The prefix of a round's call ids: `round<n>`, so a call's id is `round<n>_<index>`. */
+function roundPrefix(input: ExecuteInput): string {
+  return `round${input.roundIndex + 1}`;
+}
+
+/**
+ * A loop's answer as journaled: a round's records are journaled command by command (`result`
+ * entries, see executeCommands), so its `execute.done` keeps none; replayedLoopEvents puts
+ * them back.
+ */
+function journaledLoopAnswer(event: ToolLoopEvent): unknown {
+  return event.type === 'execute.done' ? { type: event.type } : event;
+}
+
+/**
+ * The events a finished effect sent the machine, from the journal: a round's records in the
+ * order they finished, then its `execute.done` with them in command order; recorded for
+ * details() as replayed.
+ */
+function replayedLoopEvents(
+  request: LoopEffect,
+  outcome: ReplayedEffect,
+  recorder: RunRecorder | undefined,
+): ToolLoopEvent[] {
+  const answer = outcome.answers[0] as ToolLoopEvent;
+  if (request.type !== 'execute' || answer.type !== 'execute.done') return [answer];
+  const prefix = roundPrefix(request.input);
+  const { commands } = request.input;
+  const records: ToolExecutionRecord[] = [];
+  const events: ToolLoopEvent[] = [];
+  for (const call of outcome.calls) {
+    const index = Number(call.callId.slice(prefix.length + 1));
+    const command = commands[index];
+    if (!call.finished || command === undefined) continue;
+    const result = call.result as ToolResult;
+    const now = performance.now();
+    recorder?.toolCall(
+      commandCall(prefix, command, index),
+      result,
+      'local',
+      now,
+      now + (call.ms ?? 0),
+      {
+        replayed: true,
+      },
+    );
+    const record = recordOf(command, result);
+    records[index] = record;
+    events.push({ type: 'execute.record', index, record });
+  }
+  events.push({ type: 'execute.done', output: records });
+  return events;
+}
+
+/** The abort reasons what is in flight sees when the loop stops before it finishes. */
+const LOOP_LEFT = new AbortError('The tool loop stopped before this call finished');
+const LOOP_TIMED_OUT = new AbortError(
+  'The tool loop reached its timeout before this call finished',
+);
+const LOOP_ABORTED = new AbortError('The tool loop was aborted before this call finished');

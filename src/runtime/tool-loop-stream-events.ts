@@ -1,0 +1,47 @@
+import type { ToolLoopStreamEvent } from './create-tool-loop.js';
+import type { EventQueue } from './event-queue.js';
+import type { DeltaListener, ToolLoopSnapshot } from './tool-loop-run-resources.js';
+
+/**
+ * What a loop's stream() yields as the run goes, derived from the difference between one
+ * snapshot and the last (plans, records, rounds, states), and from the final response's
+ * text deltas.
+ */
+export function toolLoopStreamEvents(queue: EventQueue<ToolLoopStreamEvent>): {
+  readonly onSnapshot: (snapshot: ToolLoopSnapshot) => void;
+  readonly listener: DeltaListener;
+} {
+  let last: { state: string; plans: number; records: number; round: number } | undefined;
+  const onSnapshot = (snapshot: ToolLoopSnapshot) => {
+    const { context } = snapshot;
+    const state = stateName(snapshot.value);
+    for (const planned of context.plans.slice(last?.plans ?? 0)) {
+      queue.push({ type: 'commands-planned', ...planned });
+    }
+    // A round's records reset when it ends; its finished records were streamed as they came.
+    const seen = last && last.round === context.roundIndex ? last.records : 0;
+    for (const { index, record } of context.roundRecords.slice(seen)) {
+      queue.push({ type: 'record', roundIndex: context.roundIndex, index, record });
+    }
+    if (state !== last?.state) {
+      if (state === 'running.planning' && context.planAttempts === 0) {
+        queue.push({ type: 'round-started', roundIndex: context.roundIndex });
+      }
+      queue.push({ type: 'state', state });
+    }
+    last = {
+      state,
+      plans: context.plans.length,
+      records: context.roundRecords.length,
+      round: context.roundIndex,
+    };
+  };
+  const listener = (delta: string) => queue.push({ type: 'text-delta', delta });
+  return { onSnapshot, listener };
+}
+
+function stateName(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const [parent, child] = Object.entries(value as Record<string, unknown>)[0] ?? [];
+  return child === undefined ? String(parent) : `${parent}.${stateName(child)}`;
+}
