@@ -54,16 +54,7 @@ export function chainEffects(
         type: ChainEffect['type'],
         work: (signal: AbortSignal) => Promise<unknown>,
         live: LiveEffect | undefined,
-      ) => {
-        const { signal } = current;
-        answers.answer(
-          type,
-          () => work(signal),
-          signal,
-          live,
-          () => !signal.aborted,
-        );
-      };
+      ) => answers.answer(type, work, current.signal, live, notCancelled);
       return {
         journal,
         send: sendBack,
@@ -187,6 +178,11 @@ function replayedAnswer(
   const output = { ...event.output, results };
   run.tools.replayed(request.input.calls, output);
   return { type: event.type, output };
+}
+
+/** An answer is delivered unless its effect was cancelled (the machine no longer waits for it). */
+function notCancelled(signal: AbortSignal): boolean {
+  return !signal.aborted;
 }
 
 function modelCallLabel(input: CallModelInput): string {

@@ -111,21 +111,21 @@ export class EffectAnswers<Event> {
   }
 
   /**
-   * Runs `work` and answers with its outcome. `signal` stops it from starting once its
-   * request is journaled; an answer `deliverable` refuses (the machine no longer waits for
-   * it) is neither journaled nor sent.
+   * Runs `work` under `signal` and answers with its outcome. The signal also stops it from
+   * starting once its request is journaled; an answer `deliverable` refuses (the machine no
+   * longer waits for it) is neither journaled nor sent.
    */
   answer(
     type: string,
-    work: () => Promise<unknown>,
+    work: (signal: AbortSignal) => Promise<unknown>,
     signal: AbortSignal,
     live: LiveEffect | undefined,
-    deliverable: () => boolean,
+    deliverable: (signal: AbortSignal) => boolean,
   ): void {
     const journal = this.#journal;
     const startedAt = live && performance.now();
     const settle = (event: Event) => {
-      if (!deliverable()) return;
+      if (!deliverable(signal)) return;
       if (live && journal) {
         journal.answered(live.seq, this.#journaled(event), elapsedMs(startedAt));
       }
@@ -138,9 +138,9 @@ export class EffectAnswers<Event> {
           ? journal.requested(live, type).then(() => {
               // Stopped or cancelled while its request was written: it does not start.
               throwIfAborted(signal);
-              return work();
+              return work(signal);
             })
-          : work();
+          : work(signal);
     } catch (error) {
       started = Promise.reject(error);
     }
