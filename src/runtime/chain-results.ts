@@ -13,7 +13,7 @@ import { ToolCollisionError } from '../tools/tool-collision.js';
 import type { ChainPartialResult, ChainResult } from './create-chain.js';
 import { type RunRecorder, withDetails } from './run-details.js';
 import { modelCallError } from './run-errors.js';
-import { type CrashedRun, machineFailed } from './run-host.js';
+import { type CrashedRun, machineFailed } from './run-kind.js';
 
 type FailedChainOutput = Extract<ChainOutput, { status: 'failed' }>;
 

@@ -42,8 +42,9 @@ import {
 import { chainStreamEvents } from './chain-stream-events.js';
 import type { DurableActorInput, DurableRunOptions } from './durable-run.js';
 import type { RunDetails } from './run-details.js';
-import { RunHost, type RunTypes } from './run-host.js';
+import { RunHost } from './run-host.js';
 import { checkedRunInput } from './run-input.js';
+import type { RunTypes } from './run-kind.js';
 
 export interface ChainRunInput {
   /** The conversation so far; usually one user message. */

@@ -20,7 +20,8 @@ import type { ToolExecutionRecord } from '../tool-loop/records.js';
 import type { Usage } from '../usage.js';
 import type { DurableActorInput, DurableRunOptions } from './durable-run.js';
 import type { RunDetails } from './run-details.js';
-import { RunHost, type RunTypes } from './run-host.js';
+import { RunHost } from './run-host.js';
+import type { RunTypes } from './run-kind.js';
 import { toolLoopEffects } from './tool-loop-effects.js';
 import { type ToolLoopOptions, toolLoopConfig } from './tool-loop-options.js';
 import {

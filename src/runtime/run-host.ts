@@ -2,27 +2,21 @@ import {
   type AnyActorRef,
   type AnyStateMachine,
   createActor,
-  type InspectionEvent,
-  type Observer,
   type PromiseActorLogic,
 } from 'xstate';
 import type { RunKind } from '../durable/journal-entry.js';
 import { RunJournal } from '../durable/run-journal.js';
 import type { JournalStore } from '../durable/stores/journal-store.js';
-import {
-  AbortError,
-  ChainError,
-  ConfigError,
-  type PartialResult,
-  type StatecraftError,
-} from '../errors.js';
+import { AbortError, ChainError, ConfigError, type StatecraftError } from '../errors.js';
 import { linkedController } from '../linked-controller.js';
-import type { LanguageModel } from '../model/language-model.js';
 import { inspectorFor } from '../observe/inspect-runs.js';
-import { type AgentRunObserving, observeAgentRun } from '../observe/observe-agent-run.js';
+import {
+  type AgentRunObserving,
+  type ObservedAgent,
+  observeAgentRun,
+} from '../observe/observe-agent-run.js';
 import { type ChildRunEnd, observeChildRuns } from '../observe/observe-child-runs.js';
 import { type BatchOptions, type BatchResult, batchSettled } from '../runnable/batch.js';
-import type { Usage } from '../usage.js';
 import {
   type DurableActorInput,
   type DurableRun,
@@ -37,15 +31,18 @@ import {
   RunDeadlines,
   runJournaled,
 } from './durable-run.js';
-import {
-  type EffectRequest,
-  type EffectsHost,
-  type EffectsKind,
-  effectsActor,
-} from './effects-actor.js';
+import { type EffectsHost, effectsActor } from './effects-actor.js';
 import { EventQueue } from './event-queue.js';
 import { runActor } from './run-actor.js';
 import { type RunDetails, RunRecorder } from './run-details.js';
+import {
+  type FailedOutput,
+  type HostedRunOptions,
+  machineFailed,
+  type RunKindSpec,
+  type RunTypes,
+  type SucceededOutput,
+} from './run-kind.js';
 import { type AnyActorSystem, RunRegistry } from './run-registry.js';
 
 // One run host per chain or tool loop (createChain, createToolLoop): what a run has besides
@@ -54,116 +51,6 @@ import { type AnyActorSystem, RunRegistry } from './run-registry.js';
 // queue, the snapshots observers see, and a durable run's journal. The kind says what its
 // machine, input, resources, results and errors are (RunKindSpec); its machine decides what
 // happens in the run.
-
-/** The types one kind of run is made of. */
-export interface RunTypes {
-  /** What invoke() and stream() take. */
-  readonly runInput: unknown;
-  readonly runOptions: HostedRunOptions;
-  /** The machine's input; its config is the run's. */
-  readonly input: { readonly config: object };
-  /** The machine's output. */
-  readonly output: { readonly status: string; readonly usage: Usage };
-  /** What invoke() resolves with. */
-  readonly result: object;
-  /** What stream() yields; its last event is `final`. */
-  readonly event: unknown;
-  /** What a run owns besides its JSON context, for its effects actor. */
-  readonly resources: unknown;
-  /** Where a streamed run's text deltas go. */
-  readonly listener: unknown;
-  readonly snapshot: { readonly value: unknown; readonly context: { readonly usage: Usage } };
-  /** What the machine asks its effects actor for. */
-  readonly request: EffectRequest;
-}
-
-/** The options every run takes (ChainRunOptions, ToolLoopRunOptions). */
-export interface HostedRunOptions extends DurableRunOptions, AgentRunObserving {
-  readonly signal?: AbortSignal;
-  readonly inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
-}
-
-export type FailedOutput<K extends RunTypes> = Extract<K['output'], { status: 'failed' }>;
-export type SucceededOutput<K extends RunTypes> = Exclude<K['output'], { status: 'failed' }>;
-
-/**
- * What a run whose machine threw (a bug, or a provided action that failed) ends as: a failed
- * output, settled like any, or an error its run fails with.
- */
-export type CrashedRun<Failed> = { readonly output: Failed } | { readonly error: StatecraftError };
-
-/** What runs of one kind are made of: what the run host cannot know. */
-export interface RunKindSpec<K extends RunTypes> {
-  /** How journals and observers call the kind. */
-  readonly kind: RunKind;
-  /** How messages call it: `chain '<name>'`, `tool loop '<name>'`. */
-  readonly noun: 'chain' | 'tool loop';
-  /** `options.name`, or the kind's default: how callbacks and run events call it. */
-  readonly name: string;
-  readonly model: LanguageModel | undefined;
-  /** What a journal's run is started with besides its input: resumed with other options, refused. */
-  readonly config: object;
-  /** The kind's machine, before its effects and its deadline are provided. */
-  readonly machine: AnyStateMachine;
-  /** The delay that ends a run at its time limit, and that limit, from the run's config. */
-  readonly deadline: {
-    readonly delay: string;
-    limitMs(config: K['input']['config']): number;
-  };
-  /** What its effects actor does (see effectsActor). */
-  readonly effects: EffectsKind<K['request'], K['resources']>;
-  /**
-   * When a run's input is checked: before anything else (the tool loop: stream() throws at
-   * once, before its durable options are read), or as the run starts (the chain: the
-   * stream's iteration throws, and the durable options are checked first).
-   */
-  readonly checksInputFirst: boolean;
-  /**
-   * Whether observers are told of a journal that cannot be opened or ended (a refused run
-   * id, a store that cannot write) as the run's failure: the chain's are; the tool loop's
-   * never were, and still are not.
-   */
-  readonly observesJournalFailures: boolean;
-  /** The machine's input for `runInput` (InputError when it is not one), with `config` if given. */
-  input(runInput: K['runInput'], config?: K['input']['config']): K['input'];
-  /** What observers and journals are told a run started with: invoke()'s input shape. */
-  runInput(machineInput: unknown): unknown;
-  /** A run's resources, made as it starts; `listener` when it is streamed. */
-  resources(
-    recorder: RunRecorder,
-    listener: K['listener'] | undefined,
-    journal: RunJournal | undefined,
-  ): K['resources'];
-  /**
-   * The resources of a run an app's machine invoked, made by its effects actor: it records
-   * into `recorder` while observed.
-   */
-  childResources(recorder: RunRecorder | undefined): K['resources'];
-  /**
-   * Ends what a run owns besides its recorder, however it ended (XState does not stop an
-   * errored actor's children); none when its effects actor owns the rest.
-   */
-  dispose?(resources: K['resources']): Promise<void>;
-  /** The output of a run its caller cancelled before it started, when the kind skips the machine then. */
-  cancelledBeforeStart?(signal: AbortSignal): K['output'];
-  /** What a run whose machine threw ends as, from the context it had. */
-  crashed(
-    error: unknown,
-    context: K['snapshot']['context'],
-    recorder: RunRecorder,
-  ): CrashedRun<FailedOutput<K>>;
-  /** What a run an app's machine invoked had done when it was stopped: its error's partial run. */
-  partial(context: K['snapshot']['context'], recorder: RunRecorder): PartialResult;
-  /** A succeeded run's result, details() included. */
-  result(output: SucceededOutput<K>, recorder: RunRecorder): K['result'];
-  /** A failed run's error, the partial run with it. */
-  error(output: FailedOutput<K>, recorder: RunRecorder): StatecraftError;
-  /** The events stream() pushes as the run goes: from its snapshots, and from its listener. */
-  streamEvents(queue: EventQueue<K['event']>): {
-    readonly onSnapshot: (snapshot: K['snapshot']) => void;
-    readonly listener: K['listener'];
-  };
-}
 
 /** A run about to start: its recorder (observers have heard of it), and its machine's input. */
 export interface RunStart<K extends RunTypes> {
@@ -180,12 +67,8 @@ export class RunHost<K extends RunTypes> implements EffectsHost<K['resources']> 
   // A durable run's deadline counts from its journaled start, across restarts. One machine
   // serves every run (a machine made per run cost a durable step ~14 µs).
   readonly #deadlines = new RunDeadlines();
-  readonly #agent: {
-    readonly name: string;
-    readonly kind: RunKind;
-    readonly machine: AnyStateMachine;
-    readonly model: LanguageModel | undefined;
-  };
+  /** The kind as observers see it: its name, its machine (provided), its model. */
+  readonly #agent: ObservedAgent;
   readonly noun: 'chain' | 'tool loop';
   readonly journalKind: RunKind;
   readonly timerEvent: string;
@@ -512,11 +395,6 @@ interface FinalEvent<K extends RunTypes> {
   readonly output: K['output'];
   readonly details: RunDetails;
   readonly result: K['result'] | undefined;
-}
-
-/** The message of a run whose machine threw: `The chain machine failed: …`. */
-export function machineFailed(noun: 'chain' | 'tool loop', error: unknown): string {
-  return `The ${noun} machine failed: ${error instanceof Error ? error.message : String(error)}`;
 }
 
 function isFailed<K extends RunTypes>(output: K['output']): output is FailedOutput<K> {

@@ -11,7 +11,7 @@ import { ZERO_USAGE } from '../usage.js';
 import type { ToolLoopPartialResult, ToolLoopResult } from './create-tool-loop.js';
 import { type RunRecorder, withDetails } from './run-details.js';
 import { modelCallError, reasonText } from './run-errors.js';
-import { type CrashedRun, machineFailed } from './run-host.js';
+import { type CrashedRun, machineFailed } from './run-kind.js';
 
 type FailedLoopOutput = Extract<ToolLoopOutput, { status: 'failed' }>;
 
