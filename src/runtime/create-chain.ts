@@ -224,7 +224,6 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
       validate: answerValidator(structured, options),
     }),
     checksInputFirst: false,
-    observesJournalFailures: true,
     input,
     runInput: chainRunInput,
     resources: (recorder, onPart, journal) => chainRunResources(tools, onPart, recorder, journal),

@@ -193,7 +193,6 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
       respond: options.respond ?? model !== undefined,
     }),
     checksInputFirst: true,
-    observesJournalFailures: false,
     input,
     runInput: loopRunInput,
     resources: (recorder, onDelta, journal) => ({

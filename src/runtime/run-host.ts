@@ -174,9 +174,11 @@ export class RunHost<K extends RunTypes> implements EffectsHost<K['resources']> 
     }
   }
 
-  /** The journal's own work (opening, ending), its failure observed when the kind's are. */
+  /**
+   * The journal's own work (opening, ending): a journal that cannot be opened or ended (a
+   * refused run id, a store that cannot write) is the run's failure for its observers.
+   */
   async #journalWork<R>(recorder: RunRecorder, work: () => Promise<R>): Promise<R> {
-    if (!this.#kind.observesJournalFailures) return work();
     try {
       return await work();
     } catch (error) {
@@ -251,6 +253,8 @@ export class RunHost<K extends RunTypes> implements EffectsHost<K['resources']> 
       actor.stop();
       recorder.finish();
       if (kind.dispose) await kind.dispose(resources);
+      // However the run ended, another process may now take it over (`end` did, if it ran).
+      await journal?.close();
     }
     return output;
   }

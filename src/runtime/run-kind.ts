@@ -78,12 +78,6 @@ export interface RunKindSpec<K extends RunTypes> {
    * stream's iteration throws, and the durable options are checked first).
    */
   readonly checksInputFirst: boolean;
-  /**
-   * Whether observers are told of a journal that cannot be opened or ended (a refused run
-   * id, a store that cannot write) as the run's failure: the chain's are; the tool loop's
-   * never were, and still are not.
-   */
-  readonly observesJournalFailures: boolean;
   /** The machine's input for `runInput` (InputError when it is not one), with `config` if given. */
   input(runInput: K['runInput'], config?: K['input']['config']): K['input'];
   /** What observers and journals are told a run started with: invoke()'s input shape. */

@@ -132,3 +132,24 @@ describe('durable run refusals', () => {
     expect(log).toHaveLength(1);
   });
 });
+
+describe('observers of a durable run whose journal refuses it', () => {
+  it('see the run end with the journal error, for chains and tool loops alike', async () => {
+    const ends: unknown[] = [];
+    const observers = { onRunEnd: (_run: unknown, outcome: unknown) => ends.push(outcome) };
+    const store = memoryStore();
+    const loop = createToolLoop({
+      planner: () => ({ nextAction: 'response' }),
+      tools: [loggingTool('charge', [])],
+      respond: false,
+    });
+    await expect(loop.invoke('go', { runId: 'bad id!', store, observers })).rejects.toThrow(
+      JournalError,
+    );
+    await expect(chainWith().invoke('go', { runId: 'bad id!', store, observers })).rejects.toThrow(
+      JournalError,
+    );
+    expect(ends).toHaveLength(2);
+    for (const end of ends) expect((end as { error: unknown }).error).toBeInstanceOf(JournalError);
+  });
+});

@@ -1,11 +1,12 @@
 // Issue 15: one process at a time writes a run's journal; a lock its holder left by dying is
 // taken over.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { JournalError } from 'statecraft';
+import { createChain, JournalError } from 'statecraft';
+import { ScriptedModel } from 'statecraft/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fileStore } from '../../../src/durable/stores/file-store.js';
 
@@ -75,5 +76,42 @@ describe('fileStore run locks', () => {
     const again = await store.acquire?.('r');
     const other = await store.acquire?.('s');
     await Promise.all([first?.(), again?.(), other?.()]);
+  });
+});
+
+describe('durable runs and their lock', () => {
+  const model = new ScriptedModel(() => ({ text: 'ok' }));
+
+  it('a run another live process holds is refused with run-busy, naming it', async () => {
+    const dir = tempDir();
+    const child = await holder(dir);
+    const chain = createChain({ model });
+    const error = await chain.resume('r', { store: fileStore(dir) }).catch((e: unknown) => e);
+    expect((error as JournalError).reason).toBe('run-busy');
+    expect((error as Error).message).toMatch(new RegExp(`process ${child.pid}`));
+  }, 30_000);
+
+  it('is given up however the run ends: succeeded, or refused by its journal', async () => {
+    const dir = tempDir();
+    const store = fileStore(dir);
+    await createChain({ model }).invoke('hi', { runId: 'ok', store });
+    expect(existsSync(path.join(dir, 'ok.lock'))).toBe(false);
+    const other = createChain({ model, systemPrompt: 'Other options.' });
+    await expect(other.resume('ok', { store })).rejects.toThrow(/configuration/);
+    expect(existsSync(path.join(dir, 'ok.lock'))).toBe(false);
+    // A replay that disagrees with the journal mid-run gives the lock up too.
+    const lines = readFileSync(path.join(dir, 'ok.jsonl'), 'utf8').trimEnd().split('\n');
+    const edited = lines.map((line) => {
+      const entry = JSON.parse(line) as { type: string; hash?: string };
+      return JSON.stringify(entry.type === 'request' ? { ...entry, hash: 'f'.repeat(64) } : entry);
+    });
+    writeFileSync(
+      path.join(dir, 'edited.jsonl'),
+      `${edited.join('\n').replaceAll('"runId":"ok"', '"runId":"edited"')}\n`,
+    );
+    await expect(createChain({ model }).resume('edited', { store })).rejects.toThrow(
+      /Journal entry 1/,
+    );
+    expect(existsSync(path.join(dir, 'edited.lock'))).toBe(false);
   });
 });
