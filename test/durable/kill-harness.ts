@@ -12,6 +12,7 @@ import path from 'node:path';
 import pLimit from 'p-limit';
 import { fileStore, type JournalEntry } from 'statecraft';
 import { afterAll, beforeAll, describe, type ExpectStatic, expect, it } from 'vitest';
+import { seededRandom } from '../support/seeded-random.js';
 import {
   type AnyEffectLine,
   answerType,
@@ -26,18 +27,6 @@ import {
 const CHILD_TIMEOUT_MS = 20_000;
 /** Points run this many at a time: each costs two child processes of ~1.5 s. */
 const PARALLEL = 3;
-
-/** mulberry32, as in file-store-crash.test.ts: a failing point can be replayed from the seed. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 /** Where a kill is meant to land: once the child printed `marker`, `delayMs` later. */
 export interface Anchor {

@@ -8,23 +8,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fileStore } from '../../../src/durable/stores/file-store.js';
+import { seededRandom } from '../../support/seeded-random.js';
 import { CRASH_RUN_ID, crashStartEntry, crashStepEntry } from './crash-workload.js';
 
 const CHILD = fileURLToPath(new URL('./crash-child.ts', import.meta.url));
 const SEED = 20_250_915;
 const KILLS = 6;
-
-/** mulberry32: a tiny seeded generator, so a failing kill point can be replayed. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 interface KillPoint {
   /** Kill once this many lines ("ready", then one per confirmed append) were printed. */
