@@ -260,6 +260,15 @@ export {
 export type { RemoteToolExecutor } from './tools/remote-executor.js';
 export { jsonSafeOutput } from './tools/safe-output.js';
 export { ToolCollisionError } from './tools/tool-collision.js';
+export {
+  type AfterToolCall,
+  type BeforeToolCall,
+  type BeforeToolCallDecision,
+  type HookedCall,
+  type ToolCallHooks,
+  type ToolHookContext,
+  ToolHookError,
+} from './tools/tool-hooks.js';
 export { Transcript } from './transcript.js';
 export { addUsage, type Usage, usage, ZERO_USAGE } from './usage.js';
 export {

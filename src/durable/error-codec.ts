@@ -13,6 +13,7 @@ import {
   TranscriptError,
 } from '../errors.js';
 import { ToolCollisionError } from '../tools/tool-collision.js';
+import { ToolHookError } from '../tools/tool-hooks.js';
 import { JournalCodecError } from './codec-error.js';
 import { JournalMismatchError } from './journal-mismatch.js';
 
@@ -114,6 +115,14 @@ const REVIVALS: Readonly<Record<string, Revival>> = {
         },
         o,
       ),
+  },
+  [ToolHookError.code]: {
+    fields: ['hook', 'callId'],
+    make: (m, f, o) => {
+      const hook = str(f, 'hook') === 'afterToolCall' ? 'afterToolCall' : 'beforeToolCall';
+      const call = { id: str(f, 'callId'), name: '', arguments: {} };
+      return Object.assign(new ToolHookError(hook, call, o.cause), { message: m });
+    },
   },
   [JournalCodecError.code]: {
     fields: ['path'],

@@ -9,8 +9,10 @@ import { OptionProblems } from '../options/option-problems.js';
 import type { StandardSchema } from '../structured/output-schema.js';
 import type { AnyTool } from '../tools/define-tool.js';
 import type { RemoteToolExecutor } from '../tools/remote-executor.js';
+import type { ToolCallHooks } from '../tools/tool-hooks.js';
 import {
   checkModel,
+  checkToolHooks,
   integerAtLeast,
   optionalDelay,
   optionalPositive,
@@ -28,7 +30,7 @@ export type ValidateResult<T> = (
   | { readonly ok: false; readonly message: string }
   | Promise<{ readonly ok: true } | { readonly ok: false; readonly message: string }>;
 
-export interface ChainOptions<T = string> {
+export interface ChainOptions<T = string> extends ToolCallHooks {
   readonly model: LanguageModel;
   /** The chain's name in callbacks and run events (default `'chain'`). */
   readonly name?: string;
@@ -109,6 +111,8 @@ export const CHAIN_OPTION_KEYS = [
   'responseFormat',
   'outputSchema',
   'validateResult',
+  'beforeToolCall',
+  'afterToolCall',
   'warnRecursiveCalls',
   'catchIntermediateResult',
   'resultCacheKey',
@@ -202,6 +206,7 @@ function checkPlainOptions(problems: OptionProblems, options: ChainOptions<unkno
       problems.add(key, `must be true or false; got ${String(options[key])}`);
     }
   }
+  checkToolHooks(options, problems);
   if (options.validateResult !== undefined && typeof options.validateResult !== 'function') {
     problems.add(
       'validateResult',

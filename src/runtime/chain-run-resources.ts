@@ -7,6 +7,7 @@ import { AbortError } from '../errors.js';
 import type { ToolCall } from '../messages.js';
 import type { StreamPart } from '../model/language-model.js';
 import type { RemoteToolExecutor } from '../tools/remote-executor.js';
+import { type ToolCallHooks, ToolHooks } from '../tools/tool-hooks.js';
 import type { ChainOptions } from './chain-options.js';
 import { RunRecorder } from './run-details.js';
 import { RunTools } from './run-tools.js';
@@ -38,6 +39,8 @@ export interface ChainToolSetup {
     ChainOptions<unknown>,
     'toolConcurrency' | 'toolTimeoutMs' | 'streamBatchSize'
   >;
+  /** The chain's beforeToolCall / afterToolCall (SPEC H1): every run's, before its own. */
+  readonly hooks: ToolCallHooks;
 }
 
 /** A run's resources, its tools recording into `recorder`. */
@@ -46,8 +49,10 @@ export function chainRunResources(
   onPart?: PartListener,
   recorder = new RunRecorder(),
   journal?: RunJournal,
+  runHooks?: ToolCallHooks,
 ): ChainRunResources {
   const { options } = setup;
+  const hooks = ToolHooks.of(setup.hooks, runHooks);
   const controller = new AbortController();
   setMaxListeners(0, controller.signal); // every concurrent tool call listens to it
   const tools = new RunTools({
@@ -56,6 +61,7 @@ export function chainRunResources(
     concurrency: options.toolConcurrency,
     timeoutMs: options.toolTimeoutMs,
     streamBatchSize: options.streamBatchSize ?? 5,
+    ...(hooks && { hooks }),
     onCallDone: (done) =>
       recorder.toolCall(
         done.call,
@@ -64,6 +70,7 @@ export function chainRunResources(
         done.startedAt,
         done.endedAt,
         done.resumed,
+        done.hooked,
       ),
     ...(recorder.observation && {
       onCallStart: (call: ToolCall, executor: string, startedAt: number) =>

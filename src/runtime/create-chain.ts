@@ -26,6 +26,7 @@ import {
   structuredOutput,
 } from '../structured/output-schema.js';
 import type { RemoteToolExecutor } from '../tools/remote-executor.js';
+import type { ToolCallHooks } from '../tools/tool-hooks.js';
 import type { Usage } from '../usage.js';
 import { answerValidator } from './chain-answer-validation.js';
 import { chainEffects } from './chain-effects.js';
@@ -53,7 +54,7 @@ export interface ChainRunInput {
   readonly intermediateResults?: Readonly<Record<string, unknown>>;
 }
 
-export interface ChainRunOptions extends DurableRunOptions {
+export interface ChainRunOptions extends DurableRunOptions, ToolCallHooks {
   /** Aborting ends the run in `failed` with an AbortError; the model call and every tool see it. */
   readonly signal?: AbortSignal;
   /** XState's inspection hook: pass `createBrowserInspector().inspect` or any observer; `inspectRuns` adds more. */
@@ -205,7 +206,7 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
   let remote = options.remote;
   const name = options.name ?? 'chain';
 
-  const tools: ChainToolSetup = { local, remote: () => remote, options };
+  const tools: ChainToolSetup = { local, remote: () => remote, options, hooks: options };
   const host: RunHost<ChainRunTypes<T>> = new RunHost<ChainRunTypes<T>>({
     kind: 'chain',
     noun: 'chain',
@@ -226,7 +227,8 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
     checksInputFirst: false,
     input,
     runInput: chainRunInput,
-    resources: (recorder, onPart, journal) => chainRunResources(tools, onPart, recorder, journal),
+    resources: (recorder, onPart, journal, runOptions) =>
+      chainRunResources(tools, onPart, recorder, journal, runOptions),
     childResources: (recorder) => chainRunResources(tools, undefined, recorder),
     dispose: disposeChainRun,
     crashed: chainCrashed,

@@ -17,6 +17,7 @@ import type { BatchResult } from '../runnable/batch.js';
 import type { Plan } from '../tool-loop/plan.js';
 import { planResponseFormat } from '../tool-loop/planner-context.js';
 import type { ToolExecutionRecord } from '../tool-loop/records.js';
+import type { ToolCallHooks } from '../tools/tool-hooks.js';
 import type { Usage } from '../usage.js';
 import type { DurableActorInput, DurableRunOptions } from './durable-run.js';
 import type { RunDetails } from './run-details.js';
@@ -44,7 +45,7 @@ export interface ToolLoopRunInput {
   readonly extraRequirement?: string;
 }
 
-export interface ToolLoopRunOptions extends DurableRunOptions {
+export interface ToolLoopRunOptions extends DurableRunOptions, ToolCallHooks {
   /** Aborting ends the run with an AbortError; the planner, every running tool and the responder see it. */
   readonly signal?: AbortSignal;
   /** XState's inspection hook, besides the inspectors `inspectRuns` registered. */
@@ -195,10 +196,11 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
     checksInputFirst: true,
     input,
     runInput: loopRunInput,
-    resources: (recorder, onDelta, journal) => ({
+    resources: (recorder, onDelta, journal, runOptions) => ({
       recorder,
       ...(onDelta && { onDelta }),
       ...(journal && { journal }),
+      toolHooks: runOptions,
     }),
     childResources: (recorder) => recorder && { recorder },
     cancelledBeforeStart,

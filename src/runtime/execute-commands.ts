@@ -5,6 +5,12 @@ import type { ToolCommand } from '../tool-loop/plan.js';
 import { recordOf, type ToolExecutionRecord } from '../tool-loop/records.js';
 import { ABORTED, raceAbort } from '../tools/race-abort.js';
 import { closeIterator, readNext, streamErrorText } from '../tools/stream-steps.js';
+import {
+  allCallsSettled,
+  type HookedCall,
+  ToolHookError,
+  type ToolHooks,
+} from '../tools/tool-hooks.js';
 import { isAsyncIterable } from './async-iterable.js';
 import type { ResumedCall } from './run-details.js';
 import type { ToolCallJournal } from './tool-call-journal.js';
@@ -26,11 +32,14 @@ export interface ExecuteCommandsOptions {
     startedAt: number,
     endedAt: number,
     resumed?: ResumedCall,
+    hooked?: HookedCall,
   ) => void;
   /** Prefix of the call ids, unique per round. */
   readonly idPrefix: string;
   /** A durable run's journal of this round: intents, results, and what finished before a crash. */
   readonly journal?: ToolCallJournal;
+  /** The run's beforeToolCall / afterToolCall (SPEC H1), if it has any. */
+  readonly hooks?: ToolHooks;
 }
 
 /**
@@ -61,8 +70,28 @@ export async function executeCommands(
     const idempotencyKey = journal?.idempotencyKey(call.id);
     const startedAt = performance.now();
     options.onCallStart?.(call, startedAt);
-    const ran = await registry.run(call, { signal, ...(idempotencyKey && { idempotencyKey }) });
-    const result = await settleStream(ran, signal);
+    const runCall = async (next: ToolCall) =>
+      settleStream(
+        await registry.run(next, { signal, ...(idempotencyKey && { idempotencyKey }) }),
+        signal,
+      );
+    let ran: { readonly result: ToolResult; readonly hooked?: HookedCall | undefined };
+    try {
+      ran = options.hooks
+        ? await options.hooks.around(
+            call,
+            registry.get(call.name),
+            { signal, ...(idempotencyKey !== undefined && { idempotencyKey }) },
+            runCall,
+          )
+        : { result: await runCall(call) };
+    } catch (error) {
+      // afterToolCall threw: the command ran, so it is recorded before the run fails.
+      const result = error instanceof ToolHookError ? error.result : undefined;
+      if (result) options.onCallDone?.(call, result, startedAt, performance.now());
+      throw error;
+    }
+    const { result, hooked } = ran;
     const endedAt = performance.now();
     journal?.finished(call, result, 'local', endedAt - startedAt);
     options.onCallDone?.(
@@ -71,12 +100,14 @@ export async function executeCommands(
       startedAt,
       endedAt,
       known ? { possiblyRepeated: true } : undefined,
+      hooked,
     );
     const record = recordOf(command, result);
     onRecord?.(index, record);
     return record;
   };
-  return Promise.all(
+  // Settled all, then a hook's failure rethrown: the round's other commands finish first.
+  return allCallsSettled(
     commands.map((command, index) =>
       limit ? limit(() => runOne(command, index)) : runOne(command, index),
     ),

@@ -1,5 +1,6 @@
 import { ConfigError } from '../errors.js';
 import type { LanguageModel } from '../model/language-model.js';
+import type { OptionProblems } from '../options/option-problems.js';
 
 // Checks shared by every runtime's options: each throws a ConfigError naming the option.
 
@@ -80,5 +81,21 @@ export function checkModel(option: string, model: unknown): asserts model is Lan
       option,
       `implements LanguageModel ${String(candidate.specificationVersion)}; this runtime needs v1`,
     );
+  }
+}
+
+/** `beforeToolCall` / `afterToolCall`, when given, are functions (SPEC H1). */
+export function checkToolHooks(
+  options: { readonly beforeToolCall?: unknown; readonly afterToolCall?: unknown },
+  problems: OptionProblems,
+): void {
+  if (options.beforeToolCall !== undefined && typeof options.beforeToolCall !== 'function') {
+    problems.add(
+      'beforeToolCall',
+      'must be a function (call, tool, context) => undefined | { cancel } | { arguments }',
+    );
+  }
+  if (options.afterToolCall !== undefined && typeof options.afterToolCall !== 'function') {
+    problems.add('afterToolCall', 'must be a function (call, tool, result, context) => void');
   }
 }

@@ -1,6 +1,7 @@
 import type { Message, ToolCall, ToolResult } from '../messages.js';
 import type { ModelRequest, ModelResponse } from '../model/language-model.js';
 import type { RunObservation } from '../observe/run-observation.js';
+import type { HookedCall } from '../tools/tool-hooks.js';
 import { addUsage, type Usage, ZERO_USAGE } from '../usage.js';
 
 // SPEC A5: a debug view of a run — every model call with its compiled request, response,
@@ -45,6 +46,8 @@ export interface ToolCallDetail {
    * (with the same idempotency key both times).
    */
   readonly possiblyRepeated?: true;
+  /** What `beforeToolCall` did: cancelled the call (its reason), or replaced its arguments. */
+  readonly hook?: HookedCall;
 }
 
 /** How a durable run's resume came by a call (see ModelCallDetail, ToolCallDetail). */
@@ -180,6 +183,7 @@ export class RunRecorder {
     startedAt: number,
     endedAt: number,
     resumed?: ResumedCall,
+    hooked?: HookedCall,
   ): void {
     this.#toolCalls.push({
       index: this.#toolCalls.length + 1,
@@ -189,6 +193,7 @@ export class RunRecorder {
       startedAtMs: round(startedAt - this.#start),
       latencyMs: round(endedAt - startedAt),
       ...resumed,
+      ...(hooked && { hook: hooked }),
     });
     // A replayed call was observed in the process that ran it.
     if (!resumed?.replayed)

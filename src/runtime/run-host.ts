@@ -215,7 +215,7 @@ export class RunHost<K extends RunTypes> implements EffectsHost<K['resources']> 
         : input,
       ...(inspect && { inspect }),
     });
-    const resources = kind.resources(recorder, listener, journal);
+    const resources = kind.resources(recorder, listener, journal, runOptions);
     this.#registry.register(actor.system, resources);
     // Observers see every macrostep; unobserved runs subscribe only when streamed, as before.
     const { observation } = recorder;

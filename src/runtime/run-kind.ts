@@ -4,6 +4,7 @@ import type { RunJournal } from '../durable/run-journal.js';
 import type { PartialResult, StatecraftError } from '../errors.js';
 import type { LanguageModel } from '../model/language-model.js';
 import type { AgentRunObserving } from '../observe/observe-agent-run.js';
+import type { ToolCallHooks } from '../tools/tool-hooks.js';
 import type { Usage } from '../usage.js';
 import type { DurableRunOptions } from './durable-run.js';
 import type { EffectRequest, EffectsKind } from './effects-actor.js';
@@ -38,7 +39,7 @@ export interface RunTypes {
 }
 
 /** The options every run takes (ChainRunOptions, ToolLoopRunOptions). */
-export interface HostedRunOptions extends DurableRunOptions, AgentRunObserving {
+export interface HostedRunOptions extends DurableRunOptions, AgentRunObserving, ToolCallHooks {
   readonly signal?: AbortSignal;
   readonly inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
 }
@@ -87,6 +88,7 @@ export interface RunKindSpec<K extends RunTypes> {
     recorder: RunRecorder,
     listener: K['listener'] | undefined,
     journal: RunJournal | undefined,
+    runOptions: HostedRunOptions,
   ): K['resources'];
   /**
    * The resources of a run an app's machine invoked, made by its effects actor: it records

@@ -15,6 +15,12 @@ import {
   stopStreamTool,
 } from '../tools/run-streams.js';
 import { refuseCollisions } from '../tools/tool-collision.js';
+import {
+  allCallsSettled,
+  type HookedCall,
+  ToolHookError,
+  type ToolHooks,
+} from '../tools/tool-hooks.js';
 import { isAsyncIterable } from './async-iterable.js';
 import type { ResumedCall } from './run-details.js';
 import type { ToolCallJournal } from './tool-call-journal.js';
@@ -42,7 +48,11 @@ export interface RunToolsOptions {
     readonly endedAt: number;
     /** A durable run's call answered from its journal, or issued again on resume. */
     readonly resumed?: ResumedCall;
+    /** What `beforeToolCall` did to it (cancelled it, replaced its arguments). */
+    readonly hooked?: HookedCall;
   }) => void;
+  /** The run's beforeToolCall / afterToolCall hooks (SPEC H1), if it has any. */
+  readonly hooks?: ToolHooks;
 }
 
 /** One call as #timed runs it: durable runs add its key and whether it is a second attempt. */
@@ -131,7 +141,8 @@ export class RunTools {
       journal?.finished(call, settled, this.#executorAfter(call), performance.now() - started);
       return settled;
     };
-    const results = await Promise.all(
+    // Settled all, then a hook's failure rethrown: the step's other calls finish first.
+    const results = await allCallsSettled(
       calls.map((call) => {
         const known = journal?.known(call.id);
         if (known?.finished) {
@@ -265,12 +276,31 @@ export class RunTools {
 
   /** #runOne, reported to onCallDone with its timing and executor. */
   async #timed(call: ToolCall, signal: AbortSignal, attempt?: CallAttempt): Promise<ToolResult> {
-    const { onCallDone } = this.#options;
-    if (!onCallDone && !attempt) return this.#runOne(call, signal);
+    const { onCallDone, hooks } = this.#options;
+    if (!onCallDone && !attempt && !hooks) return this.#runOne(call, signal);
     const startedAt = performance.now();
     const { onCallStart } = this.#options;
     if (onCallStart) onCallStart(call, await this.#executorOf(call), startedAt);
-    const result = await this.#runOne(call, signal, attempt?.idempotencyKey);
+    const key = attempt?.idempotencyKey;
+    const run = (next: ToolCall) => this.#runOne(next, signal, key);
+    let ran: { readonly result: ToolResult; readonly hooked?: HookedCall | undefined };
+    try {
+      ran = hooks
+        ? await hooks.around(
+            call,
+            this.#options.local.get(call.name),
+            { signal, ...(key !== undefined && { idempotencyKey: key }) },
+            run,
+          )
+        : { result: await run(call) };
+    } catch (error) {
+      // afterToolCall threw: the call ran, so it is recorded before the run fails.
+      const result = error instanceof ToolHookError ? error.result : undefined;
+      if (result)
+        onCallDone?.({ call, result, executor: 'local', startedAt, endedAt: performance.now() });
+      throw error;
+    }
+    const { result, hooked } = ran;
     const executor = this.#remoteCalls.get(call.id) ?? 'local';
     this.#remoteCalls.delete(call.id);
     if (attempt) this.#lastExecutor.set(call.id, executor);
@@ -281,6 +311,7 @@ export class RunTools {
       startedAt,
       endedAt: performance.now(),
       ...(attempt?.possiblyRepeated && { resumed: { possiblyRepeated: true } }),
+      ...(hooked && { hooked }),
     });
     return result;
   }

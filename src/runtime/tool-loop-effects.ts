@@ -12,6 +12,7 @@ import { plannerMessages } from '../tool-loop/planner-context.js';
 import type { ToolExecutionRecord } from '../tool-loop/records.js';
 import { recordOf } from '../tool-loop/records.js';
 import { responseMessages } from '../tool-loop/response-messages.js';
+import { ToolHooks } from '../tools/tool-hooks.js';
 import { Transcript } from '../transcript.js';
 import type { Usage } from '../usage.js';
 import type { LiveEffect, ReplayedEffect } from './durable-run.js';
@@ -28,7 +29,10 @@ import type { ToolLoopRunResources } from './tool-loop-run-resources.js';
 export interface ToolLoopEffectsSetup extends LoopPlanning, LoopResponding {
   readonly registry: LocalToolRegistry;
   /** Read at every round and response. */
-  readonly options: Pick<ToolLoopOptions, 'concurrency' | 'instructions'>;
+  readonly options: Pick<
+    ToolLoopOptions,
+    'concurrency' | 'instructions' | 'beforeToolCall' | 'afterToolCall'
+  >;
 }
 
 /** The effects a loop's machine asks for (everything but `cancel`). */
@@ -99,6 +103,7 @@ export function toolLoopEffects(
                     recorder,
                     (index, record) => send({ type: 'execute.record', index, record }),
                     roundJournal,
+                    ToolHooks.of(setup.options, hooks?.toolHooks),
                   ),
                 live,
               );
@@ -125,6 +130,7 @@ function execute(
   recorder: RunRecorder | undefined,
   onRecord: (index: number, record: ToolExecutionRecord) => void,
   journal?: ToolCallJournal,
+  hooks?: ToolHooks,
 ): Promise<readonly ToolExecutionRecord[]> {
   return executeCommands(input.commands, {
     registry: setup.registry,
@@ -133,9 +139,10 @@ function execute(
     idPrefix: roundPrefix(input),
     onRecord,
     ...(journal && { journal }),
+    ...(hooks && { hooks }),
     ...(recorder && {
-      onCallDone: (call, result, startedAt, endedAt, resumed) =>
-        recorder.toolCall(call, result, 'local', startedAt, endedAt, resumed),
+      onCallDone: (call, result, startedAt, endedAt, resumed, hooked) =>
+        recorder.toolCall(call, result, 'local', startedAt, endedAt, resumed, hooked),
     }),
     ...(recorder?.observation && {
       onCallStart: (call, startedAt) => recorder.toolCallStarted(call, 'local', startedAt),

@@ -4,9 +4,11 @@ import type { EveryKeyListed } from '../options/option-keys.js';
 import { OptionProblems } from '../options/option-problems.js';
 import type { PlannerContext } from '../tool-loop/planner-context.js';
 import type { AnyTool } from '../tools/define-tool.js';
+import type { ToolCallHooks } from '../tools/tool-hooks.js';
 import type { Chain } from './create-chain.js';
 import {
   checkModel,
+  checkToolHooks,
   integerAtLeast,
   optionalDelay,
   optionalPositive,
@@ -34,7 +36,7 @@ export type Responder = (
   options: { readonly signal: AbortSignal },
 ) => string | Promise<string>;
 
-export interface ToolLoopOptions {
+export interface ToolLoopOptions extends ToolCallHooks {
   /** Plans each round (unless `planner` is given) and makes the final response. */
   readonly model?: LanguageModel;
   /** The loop's name in callbacks and run events (default `'tool-loop'`). */
@@ -84,6 +86,8 @@ export const TOOL_LOOP_OPTION_KEYS = [
   'instant',
   'respond',
   'instructions',
+  'beforeToolCall',
+  'afterToolCall',
 ] as const satisfies readonly (keyof ToolLoopOptions)[];
 
 // tsc fails here, naming the option, when ToolLoopOptions gains one the list lacks.
@@ -101,6 +105,7 @@ export function toolLoopConfig(
   problems: OptionProblems = new OptionProblems('createToolLoop'),
 ): ToolLoopConfig {
   problems.unknownKeys(options, TOOL_LOOP_OPTION_KEYS);
+  checkToolHooks(options, problems);
   if (options.model !== undefined) problems.check(() => checkModel('model', options.model));
   problems.check(() => runName('name', options.name, 'tool-loop'));
   if (options.planner !== undefined && typeof options.planner !== 'function') {

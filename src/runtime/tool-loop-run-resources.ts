@@ -1,6 +1,7 @@
 import type { SnapshotFrom } from 'xstate';
 import type { toolLoopMachine } from '../../machines/tool-loop.js';
 import type { RunJournal } from '../durable/run-journal.js';
+import type { ToolCallHooks } from '../tools/tool-hooks.js';
 import type { RunRecorder } from './run-details.js';
 
 export type ToolLoopSnapshot = SnapshotFrom<typeof toolLoopMachine>;
@@ -18,6 +19,8 @@ export interface ToolLoopRunHooks {
   readonly onDelta?: DeltaListener;
   /** A durable run's journal: effects are journaled, and replayed on resume. */
   readonly journal?: RunJournal;
+  /** The run's own beforeToolCall / afterToolCall, after the loop's (SPEC H1). */
+  readonly toolHooks?: ToolCallHooks;
 }
 
 /** What a loop's effects find of their run: nothing for an unobserved loop an app's machine invoked. */

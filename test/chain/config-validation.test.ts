@@ -259,6 +259,8 @@ describe('the options object as a whole (SPEC Q4)', () => {
       },
       outputSchema: z.object({ answer: z.number() }),
       validateResult: () => ({ ok: true }),
+      beforeToolCall: () => undefined,
+      afterToolCall: () => {},
       warnRecursiveCalls: false,
       catchIntermediateResult: false,
       resultCacheKey: 'answer',

@@ -344,6 +344,8 @@ describe('the options object as a whole (SPEC Q4)', () => {
       instant: false,
       respond: () => 'answer',
       instructions: 'Answer briefly.',
+      beforeToolCall: () => undefined,
+      afterToolCall: () => {},
     };
     expect(() => createToolLoop(options)).not.toThrow();
   });
