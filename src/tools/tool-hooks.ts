@@ -19,6 +19,7 @@ export interface ToolHookContext {
 /** What `beforeToolCall` decides: nothing (run the call), cancel it, or new arguments. */
 export type BeforeToolCallDecision =
   | undefined
+  // biome-ignore lint/suspicious/noConfusingVoidType: a hook that returns nothing (a block body with no `return`) is typed void, not undefined
   | void
   | { readonly cancel: string }
   | { readonly arguments: unknown };
