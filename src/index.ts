@@ -257,6 +257,11 @@ export {
   type ToolContext,
   type ToolDefinition,
 } from './tools/define-tool.js';
+export {
+  type InvalidToolCall,
+  InvalidToolCallError,
+  type InvalidToolCallPolicy,
+} from './tools/invalid-tool-call.js';
 export type { RemoteToolExecutor } from './tools/remote-executor.js';
 export { jsonSafeOutput } from './tools/safe-output.js';
 export { ToolCollisionError } from './tools/tool-collision.js';

@@ -4,6 +4,7 @@ import type { ToolSpec } from '../../src/model/language-model.js';
 import { isAsyncIterable } from '../../src/runtime/async-iterable.js';
 import { formatZodError } from '../../src/schema.js';
 import type { AnyTool } from '../../src/tools/define-tool.js';
+import { type InvalidToolCallPolicy, invalidCallText } from '../../src/tools/invalid-tool-call.js';
 import { ABORTED, raceAbort } from '../../src/tools/race-abort.js';
 import { jsonSafeOutput } from '../../src/tools/safe-output.js';
 
@@ -11,6 +12,8 @@ export interface RunToolOptions {
   readonly signal?: AbortSignal;
   /** Handed to the tool in its context (durable runs; see ToolContext). */
   readonly idempotencyKey?: string;
+  /** What the model reads for arguments that are not JSON or fail the schema (SPEC H4). */
+  readonly invalidToolCall?: InvalidToolCallPolicy;
 }
 
 // One signal that never aborts, for callers that pass none: tools may rely on `signal` existing.
@@ -20,7 +23,8 @@ const NEVER_ABORTED = new AbortController().signal;
  * The local tool executor (the seed's MiniDrive): tools defined in this process, looked up by
  * name. `run` never throws: an unknown name, arguments that are not JSON or fail the tool's
  * schema, an exception and a cancellation all come back as a failed ToolResult whose `error`
- * the model reads and can act on.
+ * the model reads and can act on — except invalid arguments under `invalidToolCall: 'fail'`,
+ * which throw an InvalidToolCallError for the run to end with.
  */
 export class LocalToolRegistry {
   readonly #tools = new Map<string, AnyTool>();
@@ -88,7 +92,7 @@ export class LocalToolRegistry {
 }
 
 /**
- * Runs one tool for one call; never throws (see LocalToolRegistry). An abort answers at once
+ * Runs one tool for one call; never throws but under `invalidToolCall: 'fail'` (see LocalToolRegistry). An abort answers at once
  * with a cancelled result, even when the tool ignores its signal and keeps running: the run
  * must not wait on a tool that does not cooperate. An output JSON cannot carry (a BigInt, a
  * cycle) is made safe here, where it is made (see jsonSafeOutput).
@@ -101,18 +105,17 @@ export async function runTool(
   const signal = options.signal ?? NEVER_ABORTED;
   if (signal.aborted)
     return failedToolResult(call, `Tool '${call.name}' was cancelled before it started.`);
+  // Under invalidToolCall 'fail' these throw an InvalidToolCallError: the run ends with it.
   if (call.argumentsError !== undefined) {
-    return failedToolResult(
-      call,
-      `The arguments for tool '${call.name}' are not valid JSON (${call.argumentsError}). Send a JSON object matching the tool's schema.`,
-    );
+    const message = `The arguments for tool '${call.name}' are not valid JSON (${call.argumentsError}). Send a JSON object matching the tool's schema.`;
+    const text = invalidCallText({ call, problem: 'json', message }, options.invalidToolCall);
+    return failedToolResult(call, text);
   }
   const parsed = tool.input.safeParse(call.arguments);
   if (!parsed.success) {
-    return failedToolResult(
-      call,
-      `Invalid arguments for tool '${call.name}':\n${formatZodError(parsed.error)}`,
-    );
+    const message = `Invalid arguments for tool '${call.name}':\n${formatZodError(parsed.error)}`;
+    const text = invalidCallText({ call, problem: 'schema', message }, options.invalidToolCall);
+    return failedToolResult(call, text);
   }
   try {
     const execution = (async () =>

@@ -12,6 +12,7 @@ import {
   TokenLimitError,
   TranscriptError,
 } from '../errors.js';
+import { InvalidToolCallError } from '../tools/invalid-tool-call.js';
 import { ToolCollisionError } from '../tools/tool-collision.js';
 import { ToolHookError } from '../tools/tool-hooks.js';
 import { JournalCodecError } from './codec-error.js';
@@ -122,6 +123,14 @@ const REVIVALS: Readonly<Record<string, Revival>> = {
       const hook = str(f, 'hook') === 'afterToolCall' ? 'afterToolCall' : 'beforeToolCall';
       const call = { id: str(f, 'callId'), name: '', arguments: {} };
       return Object.assign(new ToolHookError(hook, call, o.cause), { message: m });
+    },
+  },
+  [InvalidToolCallError.code]: {
+    fields: ['callId', 'toolName', 'problem'],
+    make: (m, f, o) => {
+      const call = { id: str(f, 'callId'), name: str(f, 'toolName'), arguments: {} };
+      const problem = str(f, 'problem') === 'json' ? 'json' : 'schema';
+      return new InvalidToolCallError({ call, problem, message: m }, o);
     },
   },
   [JournalCodecError.code]: {

@@ -8,6 +8,7 @@ import type { EveryKeyListed } from '../options/option-keys.js';
 import { OptionProblems } from '../options/option-problems.js';
 import type { StandardSchema } from '../structured/output-schema.js';
 import type { AnyTool } from '../tools/define-tool.js';
+import { type InvalidToolCallPolicy, invalidToolCallProblem } from '../tools/invalid-tool-call.js';
 import type { RemoteToolExecutor } from '../tools/remote-executor.js';
 import type { ToolCallHooks } from '../tools/tool-hooks.js';
 import {
@@ -74,6 +75,13 @@ export interface ChainOptions<T = string> extends ToolCallHooks {
   /** Final answers are parsed as JSON (from prose or fenced blocks) and validated against it. */
   readonly outputSchema?: StandardSchema<T> | JsonSchema;
   readonly validateResult?: ValidateResult<T>;
+  /**
+   * A tool call whose arguments are not JSON or fail the tool's schema (SPEC H4):
+   * 'return-to-model' (default: the model reads what was wrong), 'fail' (the run ends, a
+   * ChainError caused by an InvalidToolCallError), a string the model reads instead, or a
+   * function that words it.
+   */
+  readonly invalidToolCall?: InvalidToolCallPolicy;
   readonly warnRecursiveCalls?: boolean;
   readonly catchIntermediateResult?: boolean;
   readonly resultCacheKey?: string;
@@ -113,6 +121,7 @@ export const CHAIN_OPTION_KEYS = [
   'validateResult',
   'beforeToolCall',
   'afterToolCall',
+  'invalidToolCall',
   'warnRecursiveCalls',
   'catchIntermediateResult',
   'resultCacheKey',
@@ -207,6 +216,8 @@ function checkPlainOptions(problems: OptionProblems, options: ChainOptions<unkno
     }
   }
   checkToolHooks(options, problems);
+  const invalid = invalidToolCallProblem(options.invalidToolCall);
+  if (invalid) problems.add('invalidToolCall', invalid);
   if (options.validateResult !== undefined && typeof options.validateResult !== 'function') {
     problems.add(
       'validateResult',

@@ -37,7 +37,7 @@ export interface ChainToolSetup {
   readonly remote: () => RemoteToolExecutor | undefined;
   readonly options: Pick<
     ChainOptions<unknown>,
-    'toolConcurrency' | 'toolTimeoutMs' | 'streamBatchSize'
+    'toolConcurrency' | 'toolTimeoutMs' | 'streamBatchSize' | 'invalidToolCall'
   >;
   /** The chain's beforeToolCall / afterToolCall (SPEC H1): every run's, before its own. */
   readonly hooks: ToolCallHooks;
@@ -62,6 +62,7 @@ export function chainRunResources(
     timeoutMs: options.toolTimeoutMs,
     streamBatchSize: options.streamBatchSize ?? 5,
     ...(hooks && { hooks }),
+    ...(options.invalidToolCall !== undefined && { invalidToolCall: options.invalidToolCall }),
     onCallDone: (done) =>
       recorder.toolCall(
         done.call,

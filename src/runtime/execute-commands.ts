@@ -3,6 +3,7 @@ import type { LocalToolRegistry } from '../../adapters/tools/local-registry.js';
 import type { ToolCall, ToolResult } from '../messages.js';
 import type { ToolCommand } from '../tool-loop/plan.js';
 import { recordOf, type ToolExecutionRecord } from '../tool-loop/records.js';
+import type { InvalidToolCallPolicy } from '../tools/invalid-tool-call.js';
 import { ABORTED, raceAbort } from '../tools/race-abort.js';
 import { closeIterator, readNext, streamErrorText } from '../tools/stream-steps.js';
 import {
@@ -40,6 +41,8 @@ export interface ExecuteCommandsOptions {
   readonly journal?: ToolCallJournal;
   /** The run's beforeToolCall / afterToolCall (SPEC H1), if it has any. */
   readonly hooks?: ToolHooks;
+  /** What the planner reads for arguments that fail a tool's schema (SPEC H4). */
+  readonly invalidToolCall?: InvalidToolCallPolicy;
 }
 
 /**
@@ -72,7 +75,13 @@ export async function executeCommands(
     options.onCallStart?.(call, startedAt);
     const runCall = async (next: ToolCall) =>
       settleStream(
-        await registry.run(next, { signal, ...(idempotencyKey && { idempotencyKey }) }),
+        await registry.run(next, {
+          signal,
+          ...(idempotencyKey && { idempotencyKey }),
+          ...(options.invalidToolCall !== undefined && {
+            invalidToolCall: options.invalidToolCall,
+          }),
+        }),
         signal,
       );
     let ran: { readonly result: ToolResult; readonly hooked?: HookedCall | undefined };

@@ -4,6 +4,7 @@ import type { ExecuteToolsOutput } from '../../machines/chain.js';
 import { failedToolResult, type ToolCall, type ToolResult } from '../messages.js';
 import type { ToolSpec } from '../model/language-model.js';
 import { DEADLINE, deadlineAfter } from '../tools/deadline.js';
+import type { InvalidToolCallPolicy } from '../tools/invalid-tool-call.js';
 import { ABORTED, raceAbort } from '../tools/race-abort.js';
 import { callRemote, NO_RETURN } from '../tools/remote-call.js';
 import type { RemoteToolExecutor } from '../tools/remote-executor.js';
@@ -53,6 +54,8 @@ export interface RunToolsOptions {
   }) => void;
   /** The run's beforeToolCall / afterToolCall hooks (SPEC H1), if it has any. */
   readonly hooks?: ToolHooks;
+  /** What the model reads for arguments that are not JSON or fail the schema (SPEC H4). */
+  readonly invalidToolCall?: InvalidToolCallPolicy;
 }
 
 /** One call as #timed runs it: durable runs add its key and whether it is a second attempt. */
@@ -381,6 +384,11 @@ export class RunTools {
       }
       this.#remoteCalls.delete(call.id);
     }
-    return local.run(call, { signal, ...(key !== undefined && { idempotencyKey: key }) });
+    const { invalidToolCall } = this.#options;
+    return local.run(call, {
+      signal,
+      ...(key !== undefined && { idempotencyKey: key }),
+      ...(invalidToolCall !== undefined && { invalidToolCall }),
+    });
   }
 }

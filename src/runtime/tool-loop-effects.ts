@@ -31,7 +31,7 @@ export interface ToolLoopEffectsSetup extends LoopPlanning, LoopResponding {
   /** Read at every round and response. */
   readonly options: Pick<
     ToolLoopOptions,
-    'concurrency' | 'instructions' | 'beforeToolCall' | 'afterToolCall'
+    'concurrency' | 'instructions' | 'beforeToolCall' | 'afterToolCall' | 'invalidToolCall'
   >;
 }
 
@@ -140,6 +140,9 @@ function execute(
     onRecord,
     ...(journal && { journal }),
     ...(hooks && { hooks }),
+    ...(setup.options.invalidToolCall !== undefined && {
+      invalidToolCall: setup.options.invalidToolCall,
+    }),
     ...(recorder && {
       onCallDone: (call, result, startedAt, endedAt, resumed, hooked) =>
         recorder.toolCall(call, result, 'local', startedAt, endedAt, resumed, hooked),

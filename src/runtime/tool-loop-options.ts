@@ -4,6 +4,7 @@ import type { EveryKeyListed } from '../options/option-keys.js';
 import { OptionProblems } from '../options/option-problems.js';
 import type { PlannerContext } from '../tool-loop/planner-context.js';
 import type { AnyTool } from '../tools/define-tool.js';
+import { type InvalidToolCallPolicy, invalidToolCallProblem } from '../tools/invalid-tool-call.js';
 import type { ToolCallHooks } from '../tools/tool-hooks.js';
 import type { Chain } from './create-chain.js';
 import {
@@ -70,6 +71,8 @@ export interface ToolLoopOptions extends ToolCallHooks {
   readonly respond?: boolean | Chain<unknown> | Responder;
   /** A system prompt for the final model response. */
   readonly instructions?: string;
+  /** A command whose arguments fail its tool's schema: as on a chain (SPEC H4); the planner reads it. */
+  readonly invalidToolCall?: InvalidToolCallPolicy;
 }
 
 /** Every option createToolLoop knows: any other key is refused as a typo (SPEC Q4). */
@@ -88,6 +91,7 @@ export const TOOL_LOOP_OPTION_KEYS = [
   'instructions',
   'beforeToolCall',
   'afterToolCall',
+  'invalidToolCall',
 ] as const satisfies readonly (keyof ToolLoopOptions)[];
 
 // tsc fails here, naming the option, when ToolLoopOptions gains one the list lacks.
@@ -106,6 +110,8 @@ export function toolLoopConfig(
 ): ToolLoopConfig {
   problems.unknownKeys(options, TOOL_LOOP_OPTION_KEYS);
   checkToolHooks(options, problems);
+  const invalid = invalidToolCallProblem(options.invalidToolCall);
+  if (invalid) problems.add('invalidToolCall', invalid);
   if (options.model !== undefined) problems.check(() => checkModel('model', options.model));
   problems.check(() => runName('name', options.name, 'tool-loop'));
   if (options.planner !== undefined && typeof options.planner !== 'function') {

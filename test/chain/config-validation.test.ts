@@ -261,6 +261,7 @@ describe('the options object as a whole (SPEC Q4)', () => {
       validateResult: () => ({ ok: true }),
       beforeToolCall: () => undefined,
       afterToolCall: () => {},
+      invalidToolCall: 'return-to-model',
       warnRecursiveCalls: false,
       catchIntermediateResult: false,
       resultCacheKey: 'answer',

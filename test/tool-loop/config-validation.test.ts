@@ -346,6 +346,7 @@ describe('the options object as a whole (SPEC Q4)', () => {
       instructions: 'Answer briefly.',
       beforeToolCall: () => undefined,
       afterToolCall: () => {},
+      invalidToolCall: 'return-to-model',
     };
     expect(() => createToolLoop(options)).not.toThrow();
   });
