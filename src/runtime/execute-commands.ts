@@ -95,9 +95,12 @@ export async function executeCommands(
           )
         : { result: await runCall(call) };
     } catch (error) {
-      // afterToolCall threw: the command ran, so it is recorded before the run fails.
+      // afterToolCall threw: the command ran, so its record is kept before the run fails.
       const result = error instanceof ToolHookError ? error.result : undefined;
-      if (result) options.onCallDone?.(call, result, startedAt, performance.now());
+      if (result) {
+        options.onCallDone?.(call, result, startedAt, performance.now());
+        onRecord?.(index, recordOf(command, result));
+      }
       throw error;
     }
     const { result, hooked } = ran;

@@ -2,7 +2,10 @@ import {
   type ChainOptions,
   createChain,
   createToolLoop,
+  type InvalidToolCallPolicy,
   type Planner,
+  type ToolCall,
+  type ToolCallHooks,
   type ToolLoopOptions,
 } from 'statecraft';
 import { ScriptedModel } from 'statecraft/testing';
@@ -24,9 +27,12 @@ import {
 } from './fixtures.js';
 import type {
   ChainScenario,
+  Hooks,
+  InvalidCalls,
   LoopScenario,
   PlanData,
   PlanStepData,
+  ToolControlData,
   TurnData,
   UsageKind,
 } from './scenario.js';
@@ -138,6 +144,7 @@ export function chainOptions(
     ...(o.toolConcurrency !== undefined && { toolConcurrency: o.toolConcurrency }),
     ...(o.streamBatchSize !== undefined && { streamBatchSize: o.streamBatchSize }),
     ...(validateResult && { validateResult }),
+    ...toolControl(o),
     ...structured,
   } as ChainOptions<unknown>;
 }
@@ -289,7 +296,54 @@ export function loopOptions(
     ...(o.timeout !== undefined && { timeout: o.timeout }),
     ...(o.planRetries !== undefined && { planRetries: o.planRetries }),
     ...(o.instant !== undefined && { instant: o.instant }),
+    ...toolControl(o),
   };
+}
+
+/**
+ * What the call asks decides, not its id (a call without one gets a random id, anew when a
+ * crashed model call is made again): the same call is decided alike in every process.
+ */
+const oddCall = (call: ToolCall) =>
+  ((JSON.stringify(call.arguments) ?? '').length + call.name.length) % 2 === 1;
+
+/** The hooks and invalidToolCall a scenario asks for (SPEC H1, H4). */
+function toolControl(o: Partial<ToolControlData>): ToolCallHooks & {
+  invalidToolCall?: InvalidToolCallPolicy;
+} {
+  const invalid: Record<InvalidCalls, InvalidToolCallPolicy | undefined> = {
+    default: undefined,
+    fail: 'fail',
+    fixed: 'Those arguments do not fit the tool; try again.',
+    worded: ({ call, problem }) => `${call.name}: ${problem}`,
+  };
+  const policy = invalid[o.invalidToolCall ?? 'default'];
+  const hooks: Record<Hooks, ToolCallHooks> = {
+    none: {},
+    cancelSome: {
+      beforeToolCall: (call) => (oddCall(call) ? { cancel: 'fuzz says no' } : undefined),
+    },
+    replaceArguments: {
+      beforeToolCall: (call) => (oddCall(call) ? { arguments: { replaced: true } } : undefined),
+    },
+    asyncCancel: {
+      beforeToolCall: async (call) => {
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        return oddCall(call) ? { cancel: 'later' } : undefined;
+      },
+    },
+    throwBefore: {
+      beforeToolCall: (call) => {
+        if (oddCall(call)) throw new Error('fuzz hook before');
+      },
+    },
+    throwAfter: {
+      afterToolCall: (call) => {
+        if (oddCall(call)) throw new Error('fuzz hook after');
+      },
+    },
+  };
+  return { ...hooks[o.hooks ?? 'none'], ...(policy !== undefined && { invalidToolCall: policy }) };
 }
 
 export function buildLoop(

@@ -3,6 +3,7 @@ import {
   ChainError,
   ConfigError,
   createChain,
+  InvalidToolCallError,
   JournalError,
   JournalMismatchError,
   type Message,
@@ -13,6 +14,7 @@ import {
   StatecraftError,
   TimeoutError,
   TokenLimitError,
+  ToolHookError,
   userMessage,
 } from 'statecraft';
 import { ScriptedModel } from 'statecraft/testing';
@@ -350,7 +352,16 @@ function checkTyped(s: Scenario, error: unknown, state: ModelState, fail: Fail):
       s.options.validate === 'throws' &&
       (message.includes(VALIDATE_BOOM) ||
         (cause instanceof Error && cause.message === VALIDATE_BOOM));
-    if (!fromValidation) fail('typed-outcome', `undocumented ChainError: ${describe(error)}`);
+    // A hook that throws, or invalidToolCall 'fail', ends the run with its own error as cause.
+    const { hooks, invalidToolCall } = s.options;
+    const fromHook =
+      ToolHookError.isInstance(cause) &&
+      ((hooks === 'throwBefore' && cause.hook === 'beforeToolCall') ||
+        (hooks === 'throwAfter' && cause.hook === 'afterToolCall'));
+    const fromInvalidCall = invalidToolCall === 'fail' && InvalidToolCallError.isInstance(cause);
+    if (!fromValidation && !fromHook && !fromInvalidCall) {
+      fail('typed-outcome', `undocumented ChainError: ${describe(error)}`);
+    }
   } else if (!ProtocolError.isInstance(error) && !TokenLimitError.isInstance(error)) {
     fail('typed-outcome', `undocumented error type: ${describe(error)}`);
   }

@@ -81,7 +81,25 @@ export interface TurnData {
 export type Structured = 'none' | 'zod' | 'jsonSchema' | 'jsonObject';
 export type Validate = 'none' | 'rejectOnce' | 'rejectAlways' | 'throws' | 'async';
 
-export interface ChainOptionsData {
+/**
+ * Tool-call control (SPEC H1, H4): what `beforeToolCall` / `afterToolCall` do (decided by the
+ * call's id, so a resumed run's hooks decide alike), and `invalidToolCall`.
+ */
+export type Hooks =
+  | 'none'
+  | 'cancelSome'
+  | 'replaceArguments'
+  | 'asyncCancel'
+  | 'throwBefore'
+  | 'throwAfter';
+export type InvalidCalls = 'default' | 'fail' | 'fixed' | 'worded';
+
+export interface ToolControlData {
+  readonly hooks: Hooks;
+  readonly invalidToolCall: InvalidCalls;
+}
+
+export interface ChainOptionsData extends ToolControlData {
   readonly maxIterations?: number;
   readonly maxTokens?: number;
   readonly maxExecutionTime?: number;
@@ -136,7 +154,7 @@ export interface LoopScenario {
   readonly plans: readonly PlanStepData[];
   readonly respond: 'model' | 'none' | 'function' | 'functionThrows';
   readonly response: TurnData;
-  readonly options: {
+  readonly options: Partial<ToolControlData> & {
     readonly maxRounds?: number;
     readonly concurrency?: number;
     readonly timeout?: number;
@@ -259,8 +277,29 @@ const turnArb: fc.Arbitrary<TurnData> = fc.record({
   usage: usageArb,
 });
 
+/** Mostly no hooks, so most runs still exercise the tools themselves. */
+const hooksArb = fc.constantFrom<Hooks>(
+  'none',
+  'none',
+  'none',
+  'cancelSome',
+  'replaceArguments',
+  'asyncCancel',
+  'throwBefore',
+  'throwAfter',
+);
+const invalidCallsArb = fc.constantFrom<InvalidCalls>(
+  'default',
+  'default',
+  'fail',
+  'fixed',
+  'worded',
+);
+
 const chainOptionsArb: fc.Arbitrary<ChainOptionsData> = fc
   .record({
+    hooks: hooksArb,
+    invalidToolCall: invalidCallsArb,
     maxIterations: maybe(fc.integer({ min: 1, max: 6 })),
     maxTokens: maybe(fc.integer({ min: 50, max: 4_000 })),
     maxExecutionTime: maybe(fc.integer({ min: 5, max: 80 })),
@@ -437,6 +476,8 @@ export const loopScenarioArb: fc.Arbitrary<LoopScenario> = fc
         timeout: fc.integer({ min: 5, max: 100 }),
         planRetries: fc.integer({ min: 0, max: 2 }),
         instant: fc.boolean(),
+        hooks: hooksArb,
+        invalidToolCall: invalidCallsArb,
       },
       { requiredKeys: [] },
     ),

@@ -261,6 +261,22 @@ describe('beforeToolCall / afterToolCall on a tool loop', () => {
     });
   });
 
+  it('a command whose afterToolCall threw ran: the failed loop keeps its record', async () => {
+    const ran: string[] = [];
+    const loop = createToolLoop({
+      planner: planner([{ toolName: 'pay', toolKwargs: { cents: 9 } }]),
+      tools: tools(ran),
+      respond: false,
+      afterToolCall: () => {
+        throw new Error('ledger closed');
+      },
+    });
+    const error = (await loop.invoke('pay').catch((e: unknown) => e)) as ChainError;
+    expect(ran).toEqual(['pay 9']);
+    const partial = error.partial as unknown as { toolLogs: { success: boolean }[] };
+    expect(partial.toolLogs.map((r) => r.success)).toEqual([true]);
+  });
+
   it('a hook that throws fails the loop with a ToolHookError cause', async () => {
     const loop = createToolLoop({
       planner: planner([{ toolName: 'pay', toolKwargs: { cents: 1 } }]),
