@@ -12,6 +12,7 @@ import path from 'node:path';
 import pLimit from 'p-limit';
 import { fileStore, type JournalEntry } from 'statecraft';
 import { afterAll, beforeAll, describe, type ExpectStatic, expect, it } from 'vitest';
+import { childOutput } from '../support/child-output.js';
 import { seededRandom } from '../support/seeded-random.js';
 import {
   type AnyEffectLine,
@@ -161,41 +162,15 @@ export function killHarness<
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     children.add(child);
-    const lines: string[] = [];
-    let pending = '';
-    let stderr = '';
-    const waiters: { line: string; resolve: () => void }[] = [];
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    child.stdout.on('data', (chunk: Buffer) => {
-      pending += chunk.toString();
-      const parts = pending.split('\n');
-      pending = parts.pop() ?? '';
-      for (const line of parts) {
-        lines.push(line);
-        for (const waiter of waiters) if (waiter.line === line) waiter.resolve();
-      }
-    });
-    const exited = new Promise<NodeJS.Signals | number | null>((resolve) => {
-      child.on('exit', (code, signal) => {
-        children.delete(child);
-        resolve(signal ?? code);
-      });
-    });
-    const printed = (line: string) =>
-      new Promise<void>((resolve, reject) => {
-        if (lines.includes(line)) return resolve();
-        waiters.push({ line, resolve });
-        void exited.then(() =>
-          reject(new Error(`child exited before '${line}'; stderr:\n${stderr}`)),
-        );
-      });
+    const output = childOutput(child);
+    const { lines, exited } = output;
+    void exited.then(() => children.delete(child));
+    const printed = (line: string) => output.until((seen) => seen.includes(line), `'${line}'`);
     /** Runs the child to its end: its output (it must exit with 0). */
     const finished = async (): Promise<Output> => {
       const code = await within(exited, CHILD_TIMEOUT_MS, `child ${config.proc} to finish`);
       if (code !== 0)
-        throw new Error(`child ${config.proc} ended with ${code}; stderr:\n${stderr}`);
+        throw new Error(`child ${config.proc} ended with ${code}; stderr:\n${output.stderr()}`);
       const line = lines.find((text) => text.startsWith(OUTPUT_PREFIX));
       if (line === undefined) throw new Error(`child ${config.proc} printed no output`);
       return JSON.parse(line.slice(OUTPUT_PREFIX.length)) as Output;

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fileStore } from '../../../src/durable/stores/file-store.js';
+import { childOutput } from '../../support/child-output.js';
 import { seededRandom } from '../../support/seeded-random.js';
 import { CRASH_RUN_ID, crashStartEntry, crashStepEntry } from './crash-workload.js';
 
@@ -52,29 +53,8 @@ function startChild(dir: string) {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
-  const lines: string[] = [];
-  let pending = '';
-  let stderr = '';
-  const waiters: { count: number; resolve: () => void }[] = [];
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  child.stdout.on('data', (chunk: Buffer) => {
-    pending += chunk.toString();
-    const parts = pending.split('\n');
-    pending = parts.pop() ?? '';
-    lines.push(...parts);
-    for (const waiter of waiters) if (lines.length >= waiter.count) waiter.resolve();
-  });
-  const exited = new Promise<NodeJS.Signals | number | null>((resolve) => {
-    child.on('exit', (code, signal) => resolve(signal ?? code));
-  });
-  const printed = (count: number) =>
-    new Promise<void>((resolve, reject) => {
-      if (lines.length >= count) return resolve();
-      waiters.push({ count, resolve });
-      void exited.then(() => reject(new Error(`child exited early; stderr:\n${stderr}`)));
-    });
+  const { lines, exited, until } = childOutput(child);
+  const printed = (count: number) => until((seen) => seen.length >= count, `${count} lines`);
   return { child, lines, exited, printed };
 }
 
