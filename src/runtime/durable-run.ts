@@ -55,51 +55,36 @@ export function durableOptionsOf(options: DurableRunOptions, what: string): Dura
 }
 
 /**
- * The journal of a durable run that invoke() or stream() starts: begun, or, when the store
- * already holds the id, reopened to attach to that run (replayed, and continued if it had not
- * ended). Attaching with another input than the run started with is a JournalMismatchError.
+ * The journal of a durable run that invoke() or stream() starts with `runId`: begun, or, when
+ * the store already holds the id, reopened to attach to that run (replayed, and continued if
+ * it had not ended). Attaching with another input than the run started with is a
+ * JournalMismatchError, and lets the run go for another process to take.
  */
-export async function beginOrAttach(
-  open: {
-    readonly begin: () => Promise<RunJournal>;
-    readonly reopen: () => Promise<RunJournal>;
-  },
-  input: unknown,
-): Promise<RunJournal> {
-  try {
-    return await open.begin();
-  } catch (error) {
-    if (!(JournalError.isInstance(error) && error.reason === 'run-exists')) throw error;
-  }
-  const journal = await open.reopen();
-  const expected = requestHash(journal.input);
-  const actual = requestHash(input);
-  if (expected !== actual) {
-    throw new JournalMismatchError({
-      entry: 0,
-      expectedHash: expected,
-      actualHash: actual,
-      request: `input of run '${journal.runId}' (a run id starts one run; resume it, or use a new id)`,
-    });
-  }
-  return journal;
-}
-
-/** The journal of a run invoke() or stream() starts with `runId`: begun, or attached to. */
-export function openJournal(
+export async function openJournal(
   durable: DurableRun,
   kind: RunKind,
   input: unknown,
   config: unknown,
 ): Promise<RunJournal> {
   const { runId, store } = durable;
-  return beginOrAttach(
-    {
-      begin: () => RunJournal.begin(store, { runId, kind, input, config }),
-      reopen: () => RunJournal.reopen(store, runId, kind, config),
-    },
-    input,
-  );
+  try {
+    return await RunJournal.begin(store, { runId, kind, input, config });
+  } catch (error) {
+    if (!(JournalError.isInstance(error) && error.reason === 'run-exists')) throw error;
+  }
+  const journal = await RunJournal.reopen(store, runId, kind, config);
+  const expected = requestHash(journal.input);
+  const actual = requestHash(input);
+  if (expected !== actual) {
+    await journal.close();
+    throw new JournalMismatchError({
+      entry: 0,
+      expectedHash: expected,
+      actualHash: actual,
+      request: `input of run '${runId}' (a run id starts one run; resume it, or use a new id)`,
+    });
+  }
+  return journal;
 }
 
 /** A durable run going on in this process; `attached`: someone else started it. */

@@ -327,8 +327,16 @@ export class RunHost<K extends RunTypes> implements EffectsHost<K['resources']> 
     return this.#settleLive(
       this.#liveRuns.run(durable, async () => {
         const journal = await RunJournal.reopen(durable.store, runId, kind.kind, kind.config);
-        const { recorder, input } = this.start(journal.input as K['runInput'], runOptions);
-        const output = await this.run(recorder, input(), runOptions, undefined, undefined, journal);
+        let started: { readonly recorder: RunRecorder; readonly input: K['input'] };
+        try {
+          const { recorder, input } = this.start(journal.input as K['runInput'], runOptions);
+          started = { recorder, input: input() };
+        } catch (error) {
+          await journal.close(); // a journal whose input is refused: let the run go
+          throw error;
+        }
+        const { recorder, input } = started;
+        const output = await this.run(recorder, input, runOptions, undefined, undefined, journal);
         return { output, recorder };
       }),
     );

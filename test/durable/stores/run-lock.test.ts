@@ -99,6 +99,11 @@ describe('durable runs and their lock', () => {
     const other = createChain({ model, systemPrompt: 'Other options.' });
     await expect(other.resume('ok', { store })).rejects.toThrow(/configuration/);
     expect(existsSync(path.join(dir, 'ok.lock'))).toBe(false);
+    // Attached to with another input: refused, and let go.
+    await expect(createChain({ model }).invoke('bye', { runId: 'ok', store })).rejects.toThrow(
+      /input of run 'ok'/,
+    );
+    expect(existsSync(path.join(dir, 'ok.lock'))).toBe(false);
     // A replay that disagrees with the journal mid-run gives the lock up too.
     const lines = readFileSync(path.join(dir, 'ok.jsonl'), 'utf8').trimEnd().split('\n');
     const edited = lines.map((line) => {
