@@ -1,4 +1,14 @@
-import { and, assign, fromCallback, not, type StateMachine, sendTo, setup, stateIn } from 'xstate';
+import {
+  and,
+  assign,
+  fromCallback,
+  not,
+  or,
+  type StateMachine,
+  sendTo,
+  setup,
+  stateIn,
+} from 'xstate';
 import { compileTurn } from '../src/compile/compile-turn.js';
 import type { PromptContract } from '../src/compile/convert-to-llm-request.js';
 import type { SelfRefSnapshot } from '../src/compile/experiences.js';
@@ -8,6 +18,12 @@ import { ConfigError, InputError } from '../src/errors.js';
 import type { Message, ToolCall, ToolResult } from '../src/messages.js';
 import type { FinishReason, ModelResponse } from '../src/model/language-model.js';
 import { responseText, responseToolCalls } from '../src/model/language-model.js';
+import type {
+  ApprovalDecision,
+  ApprovalRequest,
+  ApprovalTimeoutPolicy,
+} from '../src/tools/approval.js';
+import { NO_DECISION_IN_TIME } from '../src/tools/approval.js';
 import { Transcript } from '../src/transcript.js';
 import { addUsage, type Usage, ZERO_USAGE } from '../src/usage.js';
 import { runDataOf, settledTranscript } from './chain-output.js';
@@ -54,6 +70,13 @@ import {
 // with `earlyStopping` ends it with a stop message ('force') or one last model call without
 // tools in `concluding` ('generate'). A single successful call of a returnDirect tool goes
 // from `doing` straight to `validating`, its output the answer.
+//
+// SPEC H2: a call of a tool that needs approval moves the run from `doing` to
+// `awaitingApproval` (the host asks, `approval.requested`) until every such call of the step
+// is decided: APPROVE / REJECT from outside, or its deadline (`approval.timedOut`). Each
+// decision is forwarded to the host (`decide`), which runs the approved call or answers the
+// rejected one; the step's other calls run meanwhile. Only the host runs calls, and it runs
+// a call that needs approval only once the machine forwarded an approval.
 
 export interface ChainWarning {
   readonly prompt: string;
@@ -89,6 +112,8 @@ export interface ChainConfig {
   readonly earlyStopping?: EarlyStopping;
   /** Tools whose single successful call in a step ends the run with its output (`returnDirect`). */
   readonly returnDirectTools: readonly string[];
+  /** What a call's approval deadline does when it passes (SPEC H2); undefined: 'reject'. */
+  readonly approvalTimeout?: ApprovalTimeoutPolicy;
 }
 
 export interface ChainInput {
@@ -158,6 +183,15 @@ export type ValidationOutcome =
   | { readonly ok: true; readonly value: unknown }
   | { readonly ok: false; readonly message: string };
 
+/** The calls of the step in progress that wait for a decision, and the run's decisions. */
+export interface ChainApprovals {
+  readonly awaiting: readonly ApprovalRequest[];
+  readonly decided: readonly ApprovalDecision[];
+}
+
+const NO_APPROVALS: ChainApprovals = { awaiting: [], decided: [] };
+const NO_DUPLICATES: ChainContext['duplicates'] = { history: [], warned: [] };
+
 export interface ChainStep {
   readonly iteration: number;
   readonly text: string;
@@ -192,8 +226,10 @@ export interface ChainContext {
   readonly toolCalls: readonly ToolCall[];
   /** Calls answered without running (duplicates); merged with the executed results. */
   readonly blockedResults: readonly ToolResult[];
-  readonly callHistory: readonly string[];
-  readonly warnedCalls: readonly string[];
+  /** Keys of the calls run so far, and of those warned about in the last step (SPEC C8). */
+  readonly duplicates: { readonly history: readonly string[]; readonly warned: readonly string[] };
+  /** SPEC H2: the calls of this step waiting for a decision, and every decision of the run. */
+  readonly approvals: ChainApprovals;
   readonly steps: readonly ChainStep[];
   /** The limit that sent the run to `stopping`; once set, maxExecutionTime no longer applies. */
   readonly limitReached: StopLimit | undefined;
@@ -230,11 +266,21 @@ export type ChainEffectRequest =
   | { readonly type: 'executeTools'; readonly input: ExecuteToolsInput }
   | { readonly type: 'validateResult'; readonly input: ValidateResultInput }
   /** Abort what is in flight and drop its late answers: the machine has moved on. */
-  | { readonly type: 'cancel'; readonly reason: StopLimit };
+  | { readonly type: 'cancel'; readonly reason: StopLimit }
+  /** A call of the tool step was decided (SPEC H2): run it, or answer it as not approved. */
+  | { readonly type: 'decide'; readonly decision: ApprovalDecision };
 
-/** Events the chain reacts to: the effects' answers, and ABORT from outside. */
+/** Events the chain reacts to: the effects' answers, and ABORT, APPROVE, REJECT from outside. */
 export type ChainEvent =
   | { readonly type: 'ABORT'; readonly reason?: string }
+  /** Approves a call that awaits a decision; any other call id is ignored. */
+  | { readonly type: 'APPROVE'; readonly callId: string }
+  /** Rejects a call that awaits a decision: the model reads the reason. */
+  | { readonly type: 'REJECT'; readonly callId: string; readonly reason?: string }
+  /** The host: a call of the tool step needs a decision before it runs. */
+  | { readonly type: 'approval.requested'; readonly request: ApprovalRequest }
+  /** The host: no decision came within the call's approvalTimeoutMs. */
+  | { readonly type: 'approval.timedOut'; readonly callId: string; readonly timeoutMs: number }
   | { readonly type: 'callModel.done'; readonly output: ModelResponse }
   | { readonly type: 'callModel.error'; readonly error: unknown }
   | { readonly type: 'executeTools.done'; readonly output: ExecuteToolsOutput }
@@ -325,8 +371,16 @@ export const chainMachine = setup({
     // The time limit cut a tool step short: its generation is still a step, so that the
     // steps' usage sums to the run's, and its calls are the ones to close.
     isCutShortInDoing: and(['hasExecutionTimeLimit', 'isRunningTools']),
-    // A step's tools are running: a stop now cuts that step short.
-    isRunningTools: stateIn('doing'),
+    // A step's tools are running (some may wait for a decision): a stop now cuts it short.
+    isRunningTools: or([stateIn('doing'), stateIn('awaitingApproval')]),
+    // A decision counts for a call that waits for one; a second decision on it is ignored.
+    isAwaitingDecision: ({ context, event }) =>
+      'callId' in event && context.approvals.awaiting.some((a) => a.callId === event.callId),
+    hasNoPendingApprovals: ({ context }) => context.approvals.awaiting.length === 0,
+    shouldFailOnApprovalTimeout: and([
+      'isAwaitingDecision',
+      ({ context }) => context.config.approvalTimeout === 'fail',
+    ]),
     // No generation left while tokens remain: the iteration limit, not the budget, ends the run.
     isOutOfIterations: ({ context }) =>
       isOverIterationLimit(context.iterations, context.config.maxIterations) &&
@@ -432,14 +486,13 @@ export const chainMachine = setup({
     // The seed's before_do: answer blocked duplicate calls instead of running them.
     beforeDo: assign(({ context }) => {
       const { blocked, history } = planDuplicateCalls(context.toolCalls, {
-        history: context.callHistory,
-        warned: context.warnedCalls,
+        history: context.duplicates.history,
+        warned: context.duplicates.warned,
         warnTools: context.config.warnRecursiveCalls ? context.config.duplicateWarnTools : [],
       });
       return {
         blockedResults: blocked.map(duplicateCallResult),
-        warnedCalls: blocked.map(callKey),
-        callHistory: history,
+        duplicates: { history, warned: blocked.map(callKey) },
       };
     }),
     recordToolResults: assign(({ context }, params: { output: ExecuteToolsOutput }) => {
@@ -485,8 +538,37 @@ export const chainMachine = setup({
       pending: [...context.pending, ...context.blockedResults.map(mutate.toolResult)],
       steps: [...context.steps, stepOf(context, context.blockedResults)],
       blockedResults: [],
+      // Its calls no longer wait for anyone: the step is over.
+      approvals: { ...context.approvals, awaiting: [] },
     })),
     reachLimit: assign((_, params: { limit: StopLimit }) => ({ limitReached: params.limit })),
+    recordApprovalRequest: assign(({ context, event }) => {
+      const { request } = event as Extract<ChainEvent, { type: 'approval.requested' }>;
+      return {
+        approvals: { ...context.approvals, awaiting: [...context.approvals.awaiting, request] },
+      };
+    }),
+    recordDecision: assign(({ context }, params: { decision: ApprovalDecision }) => ({
+      approvals: {
+        awaiting: context.approvals.awaiting.filter((a) => a.callId !== params.decision.callId),
+        decided: [...context.approvals.decided, params.decision],
+      },
+    })),
+    // The host journals the decision and runs, or answers, the call.
+    forwardDecision: sendTo('effects', (_, params: { decision: ApprovalDecision }) => ({
+      type: 'decide' as const,
+      decision: params.decision,
+    })),
+    failOnApprovalTimeout: assign(({ context }, params: { callId: string; timeoutMs: number }) => {
+      const request = context.approvals.awaiting.find((a) => a.callId === params.callId);
+      return {
+        failure: {
+          code: 'TIMEOUT' as const,
+          message: `No decision on tool call ${params.callId} ('${request?.tool ?? 'unknown'}') within its approvalTimeoutMs (${params.timeoutMs} ms)`,
+          limit: params.timeoutMs,
+        },
+      };
+    }),
     // The host aborts what is in flight and drops its answer: no late answer reaches `stopping`'s successors.
     cancelEffects: sendTo('effects', ({ context }) => ({
       type: 'cancel' as const,
@@ -596,8 +678,8 @@ export const chainMachine = setup({
       response: undefined,
       toolCalls: [],
       blockedResults: [],
-      callHistory: [],
-      warnedCalls: [],
+      duplicates: NO_DUPLICATES,
+      approvals: NO_APPROVALS,
       steps: [],
       limitReached: undefined,
       result: undefined,
@@ -670,7 +752,11 @@ export const chainMachine = setup({
             target: 'failed',
             actions: ['recordResponse', 'recordStep', 'failOnTokenLimit'],
           },
-          { guard: 'canDo', target: 'doing', actions: ['recordResponse', 'beforeDo'] },
+          {
+            guard: 'canDo',
+            target: 'doing',
+            actions: ['recordResponse', 'beforeDo', 'onEnterDoing'],
+          },
           {
             guard: 'hasToolCalls',
             target: 'stopping',
@@ -701,9 +787,11 @@ export const chainMachine = setup({
         ],
       },
     },
+    // The calls were handed to the host on the way in (onEnterDoing): a return from
+    // `awaitingApproval` is the same step going on, not a new one.
     doing: {
-      entry: 'onEnterDoing',
       on: {
+        'approval.requested': { target: 'awaitingApproval', actions: 'recordApprovalRequest' },
         'executeTools.done': [
           {
             guard: { type: 'isDirectReturn', params: ({ event }) => ({ output: event.output }) },
@@ -730,6 +818,66 @@ export const chainMachine = setup({
             ],
           },
         ],
+        'executeTools.error': {
+          target: 'failed',
+          actions: [
+            'recordCutShortStep',
+            {
+              type: 'failOnError',
+              params: ({ event }) => ({ code: 'CHAIN_ERROR', error: event.error }),
+            },
+          ],
+        },
+      },
+    },
+    // SPEC H2: some calls of the step wait for a person; the others run meanwhile.
+    awaitingApproval: {
+      always: { guard: 'hasNoPendingApprovals', target: 'doing' },
+      on: {
+        'approval.requested': { actions: 'recordApprovalRequest' },
+        APPROVE: {
+          guard: 'isAwaitingDecision',
+          actions: [
+            {
+              type: 'recordDecision',
+              params: ({ event }) => ({ decision: { callId: event.callId, approved: true } }),
+            },
+            {
+              type: 'forwardDecision',
+              params: ({ event }) => ({ decision: { callId: event.callId, approved: true } }),
+            },
+          ],
+        },
+        REJECT: {
+          guard: 'isAwaitingDecision',
+          actions: [
+            { type: 'recordDecision', params: ({ event }) => ({ decision: rejection(event) }) },
+            { type: 'forwardDecision', params: ({ event }) => ({ decision: rejection(event) }) },
+          ],
+        },
+        'approval.timedOut': [
+          {
+            guard: 'shouldFailOnApprovalTimeout',
+            target: 'failed',
+            actions: [
+              {
+                type: 'failOnApprovalTimeout',
+                params: ({ event }) => ({ callId: event.callId, timeoutMs: event.timeoutMs }),
+              },
+              { type: 'recordDecision', params: ({ event }) => ({ decision: expiry(event) }) },
+              { type: 'forwardDecision', params: ({ event }) => ({ decision: expiry(event) }) },
+              'recordCutShortStep',
+            ],
+          },
+          {
+            guard: 'isAwaitingDecision',
+            actions: [
+              { type: 'recordDecision', params: ({ event }) => ({ decision: expiry(event) }) },
+              { type: 'forwardDecision', params: ({ event }) => ({ decision: expiry(event) }) },
+            ],
+          },
+        ],
+        // Only if the host broke: it answers a step once every call in it is decided.
         'executeTools.error': {
           target: 'failed',
           actions: [
@@ -896,6 +1044,17 @@ function checkMachineInput(input: unknown): asserts input is ChainInput {
       "The chain machine needs the input chain.input(...) makes ({ config, messages }): invoke it with `input: ({ context }) => chain.input('…')`",
     );
   }
+}
+
+function rejection(event: { readonly callId: string; readonly reason?: string }): ApprovalDecision {
+  return event.reason
+    ? { callId: event.callId, approved: false, reason: event.reason }
+    : { callId: event.callId, approved: false };
+}
+
+/** A call whose deadline passed without a decision: rejected, and the model is told why. */
+function expiry(event: { readonly callId: string }): ApprovalDecision {
+  return { callId: event.callId, approved: false, reason: NO_DECISION_IN_TIME, timedOut: true };
 }
 
 function iterationLimitFailure(context: ChainContext): ChainFailure {

@@ -93,6 +93,11 @@ export {
 export { type PendingCalls, pendingToolCalls } from './compile/tool-linkage.js';
 export { assistantRequestText, truncationMarker } from './compile/truncation-marker.js';
 export {
+  type Approvals,
+  approvals,
+  type PendingApproval,
+} from './durable/approvals.js';
+export {
   JOURNAL_FORMAT_VERSION,
   type JournalEntry,
   type RunStatus,
@@ -157,6 +162,7 @@ export {
 export { inspectRuns, type RunInspector } from './observe/inspect-runs.js';
 export { observeRuns } from './observe/registry.js';
 export type {
+  ObservedApproval,
   ObservedModelCall,
   ObservedRun,
   ObservedToolCall,
@@ -222,6 +228,7 @@ export {
 } from './runtime/create-tool-loop.js';
 export type { DurableRunOptions } from './runtime/durable-run.js';
 export {
+  type ApprovedCall,
   formatRunDetails,
   type ModelCallDetail,
   type RunDetails,
@@ -250,6 +257,17 @@ export {
   planResponseFormat,
 } from './tool-loop/planner-context.js';
 export type { ToolExecutionRecord } from './tool-loop/records.js';
+export {
+  type ApprovalAnswer,
+  type ApprovalContext,
+  type ApprovalDecision,
+  ApprovalPendingError,
+  type ApprovalRequest,
+  type ApprovalRunOptions,
+  type ApprovalTimeoutPolicy,
+  type ApproveCallback,
+  type NeedsApproval,
+} from './tools/approval.js';
 export {
   type AnyTool,
   defineTool,

@@ -14,7 +14,9 @@ export type JournalErrorReason =
   /** A chain's run resumed with a tool loop, or the other way round. */
   | 'wrong-kind'
   /** Another live process is running the run (see JournalStore.acquire). */
-  | 'run-busy';
+  | 'run-busy'
+  /** A decision on a call the run never asked approval for (see approvals(store)). */
+  | 'unknown-call';
 
 export interface JournalErrorOptions extends StatecraftErrorOptions {
   readonly runId?: string;

@@ -11,6 +11,10 @@ import type { JournalEntry } from './journal-entry.js';
 //            `result` means it may have run, and it is issued again once on resume.
 //   result   that call's result.
 //   answer   an event the effect sent the machine (`callModel.done`, `execute.record`…).
+//   approval a call of effect `seq` waits for a person (SPEC H2): its tool, arguments, when it
+//            began waiting and how long it may; written before anyone is asked.
+//   decision the decision on that call (approved or not, or its deadline passed), written
+//            when the machine takes it: the first decision is the one that counts.
 //   abort    the run was aborted from outside (ABORT).
 //   timer    a deadline fired (`maxExecutionTime`, the tool loop's `timeout`).
 
@@ -46,6 +50,26 @@ export interface AnswerEntry extends JournalEntry {
   /** The event as the host journaled it (encoded; the host may leave out what it rebuilds). */
   readonly event: JsonValue;
   readonly ms?: number;
+}
+
+export interface ApprovalEntry extends JournalEntry {
+  readonly type: 'approval';
+  readonly seq: number;
+  readonly callId: string;
+  readonly tool: string;
+  readonly arguments: JsonValue;
+  /** Epoch milliseconds: the call's deadline counts from it, across restarts. */
+  readonly at: number;
+  readonly timeoutMs?: number;
+}
+
+export interface DecisionEntry extends JournalEntry {
+  readonly type: 'decision';
+  readonly seq: number;
+  readonly callId: string;
+  readonly approved: boolean;
+  readonly reason?: string;
+  readonly timedOut?: true;
 }
 
 export interface AbortEntry extends JournalEntry {
@@ -89,6 +113,25 @@ export function isResultEntry(entry: JournalEntry): entry is ResultEntry {
 
 export function isAnswerEntry(entry: JournalEntry): entry is AnswerEntry {
   return entry.type === 'answer' && has(entry, 'seq', 'number') && 'event' in entry;
+}
+
+export function isApprovalEntry(entry: JournalEntry): entry is ApprovalEntry {
+  return (
+    entry.type === 'approval' &&
+    has(entry, 'seq', 'number') &&
+    has(entry, 'callId', 'string') &&
+    has(entry, 'tool', 'string') &&
+    has(entry, 'at', 'number')
+  );
+}
+
+export function isDecisionEntry(entry: JournalEntry): entry is DecisionEntry {
+  return (
+    entry.type === 'decision' &&
+    has(entry, 'seq', 'number') &&
+    has(entry, 'callId', 'string') &&
+    typeof entry.approved === 'boolean'
+  );
 }
 
 export function isExternalEntry(entry: JournalEntry): entry is ExternalEntry {

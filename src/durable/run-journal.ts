@@ -1,4 +1,5 @@
 import { AbortError } from '../errors.js';
+import type { ApprovalDecision, ApprovalRequest } from '../tools/approval.js';
 import type { JsonValue } from '../viz/to-json.js';
 import { decode, encode } from './codec.js';
 import {
@@ -14,14 +15,27 @@ import { JournalError } from './journal-error.js';
 import { JournalMismatchError } from './journal-mismatch.js';
 import { EffectHasher, requestHash } from './request-hash.js';
 import {
+  type DecisionEntry,
   type ExternalEntry,
   isAnswerEntry,
+  isApprovalEntry,
   isCallEntry,
+  isDecisionEntry,
   isExternalEntry,
   isRequestEntry,
   isResultEntry,
 } from './run-entries.js';
 import type { JournalStore } from './stores/journal-store.js';
+
+/** A decision as its journal entry holds it. */
+export function decisionOfEntry(entry: DecisionEntry): ApprovalDecision {
+  return {
+    callId: entry.callId,
+    approved: entry.approved,
+    ...(typeof entry.reason === 'string' && { reason: entry.reason }),
+    ...(entry.timedOut === true && { timedOut: true as const }),
+  };
+}
 
 /** A tool call the journal knows of: its intent, and its result when it finished. */
 export interface JournaledCall {
@@ -32,6 +46,17 @@ export interface JournaledCall {
   readonly executor?: string;
   readonly ms?: number;
 }
+
+/** What a tool step journaled about approvals (SPEC H2), in the order the machine got it. */
+export type JournaledApproval =
+  | {
+      readonly kind: 'requested';
+      readonly request: ApprovalRequest;
+      /** Epoch milliseconds the wait began: its deadline counts from it. */
+      readonly at: number;
+      readonly timeoutMs?: number;
+    }
+  | { readonly kind: 'decided'; readonly decision: ApprovalDecision };
 
 /**
  * What to do with an effect the machine asked for, decided by the journal:
@@ -47,6 +72,7 @@ export type EffectOutcome =
       readonly kind: 'replayed';
       readonly seq: number;
       readonly calls: readonly JournaledCall[];
+      readonly approvals: readonly JournaledApproval[];
       readonly answers: readonly unknown[];
       readonly ms: number | undefined;
     }
@@ -58,6 +84,12 @@ export type EffectOutcome =
       /** True when the request entry is in the journal already: the effect is issued again. */
       readonly reissued: boolean;
       readonly calls: ReadonlyMap<string, JournaledCall>;
+      readonly approvals: readonly JournaledApproval[];
+      /**
+       * The run ended while this effect was in flight, by what the effect told the machine
+       * (a call's approval deadline failing the run): deliver that again, start nothing.
+       */
+      readonly ended?: true;
     };
 
 export interface RunJournalStart {
@@ -230,6 +262,32 @@ export class RunJournal {
     return this.#mismatch;
   }
 
+  /** The store the journal is kept in (approvals read the run's inbox there). */
+  get store(): JournalStore {
+    return this.#store;
+  }
+
+  /**
+   * The run has nothing to do but wait for people (SPEC H2, `parkForApproval`): this process
+   * lets it go. Nothing more is journaled; the run host ends the run with `error` (see
+   * onParked), leaving the journal open for `resume` once the calls are decided.
+   */
+  park(error: Error): void {
+    if (this.#ending || this.#mismatch) return;
+    this.#ending = true;
+    this.#parkedWith = error;
+    this.#onParked?.(error);
+  }
+
+  /** Tells `listener` when the run parks (at once if it has). */
+  onParked(listener: (error: Error) => void): void {
+    this.#onParked = listener;
+    if (this.#parkedWith) listener(this.#parkedWith);
+  }
+
+  #parkedWith: Error | undefined;
+  #onParked: ((error: Error) => void) | undefined;
+
   /** Tells `listener` of a mismatch (at once if there was one): the run host ends the run with it. */
   onMismatch(listener: (error: JournalMismatchError) => void): void {
     this.#onMismatch = listener;
@@ -257,7 +315,9 @@ export class RunJournal {
     if (this.#mismatch) return undefined;
     const seq = ++this.#seq;
     const hash = this.#hasher.hash(input);
-    if (!this.replaying) return { kind: 'live', seq, hash, reissued: false, calls: new Map() };
+    if (!this.replaying) {
+      return { kind: 'live', seq, hash, reissued: false, calls: new Map(), approvals: [] };
+    }
     const index = this.#pos;
     const entry = this.#prior[index] as JournalEntry;
     if (
@@ -280,8 +340,18 @@ export class RunJournal {
     }
     this.#pos++;
     const calls = new Map<string, JournaledCall>();
+    const approvals: JournaledApproval[] = [];
     for (let next = this.#prior[this.#pos]; next; next = this.#prior[++this.#pos]) {
-      if (isCallEntry(next) && next.seq === seq) {
+      if (isApprovalEntry(next) && next.seq === seq) {
+        approvals.push({
+          kind: 'requested',
+          request: { callId: next.callId, tool: next.tool, arguments: decode(next.arguments) },
+          at: next.at,
+          ...(next.timeoutMs !== undefined && { timeoutMs: next.timeoutMs }),
+        });
+      } else if (isDecisionEntry(next) && next.seq === seq) {
+        approvals.push({ kind: 'decided', decision: decisionOfEntry(next) });
+      } else if (isCallEntry(next) && next.seq === seq) {
         if (!calls.has(next.callId))
           calls.set(next.callId, { callId: next.callId, finished: false });
       } else if (isResultEntry(next) && next.seq === seq) {
@@ -304,9 +374,12 @@ export class RunJournal {
       ms = next.ms;
     }
     if (answers.length > 0)
-      return { kind: 'replayed', seq, calls: [...calls.values()], answers, ms };
+      return { kind: 'replayed', seq, calls: [...calls.values()], approvals, answers, ms };
     const next = this.#prior[this.#pos];
-    if (next === undefined) return { kind: 'live', seq, hash, reissued: true, calls };
+    if (next === undefined) return { kind: 'live', seq, hash, reissued: true, calls, approvals };
+    if (isEndEntry(next) && approvals.length > 0) {
+      return { kind: 'live', seq, hash, reissued: true, calls, approvals, ended: true };
+    }
     if (isExternalEntry(next)) {
       this.#pos++;
       if (next.type === 'timer') this.#replayedTimers++;
@@ -343,6 +416,41 @@ export class RunJournal {
     const encoded = this.#encoded(result);
     if (encoded === undefined) return;
     void this.#write({ type: 'result', seq, callId, result: encoded, ...timing }).catch(() => {});
+  }
+
+  /**
+   * A call of effect `seq` waits for a decision (SPEC H2): on disk before anyone is asked,
+   * so `approvals(store)` lists it and its deadline counts from `at` after a restart.
+   */
+  approvalRequested(
+    seq: number,
+    request: ApprovalRequest,
+    at: number,
+    timeoutMs: number | undefined,
+  ): Promise<void> {
+    const encoded = this.#encoded(request.arguments);
+    if (encoded === undefined) return this.#settled();
+    return this.#write({
+      type: 'approval',
+      seq,
+      callId: request.callId,
+      tool: request.tool,
+      arguments: encoded,
+      at,
+      ...(timeoutMs !== undefined && { timeoutMs }),
+    });
+  }
+
+  /** The decision the machine took on that call; written before an approved call's intent. */
+  approvalDecided(seq: number, decision: ApprovalDecision): void {
+    void this.#write({
+      type: 'decision',
+      seq,
+      callId: decision.callId,
+      approved: decision.approved,
+      ...(decision.reason !== undefined && { reason: decision.reason }),
+      ...(decision.timedOut && { timedOut: true as const }),
+    }).catch(() => {});
   }
 
   /** An event effect `seq` sends the machine, journaled as it is delivered. */

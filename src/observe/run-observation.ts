@@ -4,6 +4,7 @@ import type { ModelRequest, ModelResponse } from '../model/language-model.js';
 import type { Usage } from '../usage.js';
 import { notify } from './observer-errors.js';
 import type {
+  ObservedApproval,
   ObservedModelCall,
   ObservedRun,
   ObservedToolCall,
@@ -97,6 +98,13 @@ export class RunObservation {
     for (const o of this.observers) {
       notify(o, 'onToolCallStart', () => o.onToolCallStart?.(this.run, observed));
     }
+  }
+
+  /** A call began (`decision` undefined) or ended waiting for a decision. */
+  approval(approval: ObservedApproval): void {
+    if (this.#ended) return;
+    for (const o of this.observers)
+      notify(o, 'onApproval', () => o.onApproval?.(this.run, approval));
   }
 
   toolCallEnd(

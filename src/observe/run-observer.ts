@@ -2,6 +2,7 @@ import type { AnyStateMachine } from 'xstate';
 import type { ToolCall, ToolResult } from '../messages.js';
 import type { ModelRequest, ModelResponse } from '../model/language-model.js';
 import type { RunInfo } from '../runnable/run-config.js';
+import type { ApprovalDecision, ApprovalRequest } from '../tools/approval.js';
 import type { Usage } from '../usage.js';
 
 // One way to watch runs from outside (SPEC X4, A5, D1): OpenTelemetry spans, the local run
@@ -45,6 +46,16 @@ export interface ObservedToolCall {
   readonly startTime: number;
 }
 
+/** A call that waits for a person (SPEC H2): asked, then decided (or its deadline passed). */
+export type ObservedApproval =
+  | { readonly type: 'requested'; readonly request: ApprovalRequest; readonly time: number }
+  | {
+      readonly type: 'decided';
+      readonly decision: ApprovalDecision;
+      readonly waitedMs: number;
+      readonly time: number;
+    };
+
 /** Every hook is optional; each receives the run it belongs to. */
 export interface RunObserver {
   onRunStart?(run: ObservedRun, input: unknown): void;
@@ -63,6 +74,8 @@ export interface RunObserver {
       | { readonly error: unknown; readonly endTime: number },
   ): void;
   onToolCallStart?(run: ObservedRun, call: ObservedToolCall): void;
+  /** A call began, or ended, waiting for a decision (SPEC H2). */
+  onApproval?(run: ObservedRun, approval: ObservedApproval): void;
   onToolCallEnd?(
     run: ObservedRun,
     call: ObservedToolCall,

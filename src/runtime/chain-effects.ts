@@ -13,7 +13,7 @@ import type { LanguageModel, ModelRequest, ResponseFormat } from '../model/langu
 import type { ChainOptions } from './chain-options.js';
 import { type ChainRunResources, disposeChainRun } from './chain-run-resources.js';
 import type { LiveEffect, ReplayedEffect } from './durable-run.js';
-import { EffectAnswers, type EffectsKind } from './effects-actor.js';
+import { EffectAnswers, type EffectOf, type EffectsKind } from './effects-actor.js';
 import { toolCallJournal } from './tool-call-journal.js';
 
 /** What a chain's effects are made with besides the run's own resources. */
@@ -26,7 +26,7 @@ export interface ChainEffectsSetup {
   readonly validate: (text: string) => Promise<ValidationOutcome>;
 }
 
-type ChainEffect = Exclude<ChainEffectRequest, { type: 'cancel' }>;
+type ChainEffect = EffectOf<ChainEffectRequest>;
 
 // The one actor a run's machine invokes: it performs each effect the machine requests and
 // answers with its `.done` / `.error` event. It owns the run's tools (open streams) and an
@@ -47,7 +47,8 @@ export function chainEffects(
     // (the run host's childResources), and records into the observed run its chain actor
     // (this actor's parent) reports as.
     open(run, sendBack) {
-      const { controller, tools, journal } = run;
+      const { controller, tools, journal, approvals } = run;
+      approvals?.attach(sendBack);
       let current = linkedController(controller.signal).controller;
       const answers = new EffectAnswers<ChainEvent>(journal, journaledAnswer, sendBack);
       const answer = (
@@ -64,6 +65,9 @@ export function chainEffects(
           current.abort(new AbortError(`Cancelled: the run reached ${request.reason}`));
           current = linkedController(controller.signal).controller;
         },
+        decide(request) {
+          approvals?.decide(request.decision);
+        },
         perform(request, live) {
           switch (request.type) {
             case 'callModel':
@@ -73,7 +77,13 @@ export function chainEffects(
                 live,
               );
             case 'executeTools': {
-              const stepJournal = live && journal && toolCallJournal(journal, live.seq, live.calls);
+              if (live?.ended) {
+                // The run ended during this step, by a decision's deadline: that again, only.
+                approvals?.replay(live.approvals);
+                return;
+              }
+              const stepJournal =
+                live && journal && toolCallJournal(journal, live.seq, live.calls, live.approvals);
               return answer(
                 'executeTools',
                 (signal) =>
@@ -177,6 +187,8 @@ function replayedAnswer(
   });
   const output = { ...event.output, results };
   run.tools.replayed(request.input.calls, output);
+  // The machine waited for these decisions before the step ended: it learns them again first.
+  run.approvals?.replay(outcome.approvals);
   return { type: event.type, output };
 }
 

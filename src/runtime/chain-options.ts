@@ -7,6 +7,7 @@ import { checkResponseFormat, checkSamplingSettings } from '../options/model-req
 import type { EveryKeyListed } from '../options/option-keys.js';
 import { OptionProblems } from '../options/option-problems.js';
 import type { StandardSchema } from '../structured/output-schema.js';
+import type { ApprovalTimeoutPolicy } from '../tools/approval.js';
 import type { AnyTool } from '../tools/define-tool.js';
 import { type InvalidToolCallPolicy, invalidToolCallProblem } from '../tools/invalid-tool-call.js';
 import type { RemoteToolExecutor } from '../tools/remote-executor.js';
@@ -82,6 +83,14 @@ export interface ChainOptions<T = string> extends ToolCallHooks {
    * function that words it.
    */
   readonly invalidToolCall?: InvalidToolCallPolicy;
+  /**
+   * Milliseconds a call that needs approval (SPEC H2) waits for a decision; a tool's own
+   * `approvalTimeoutMs` overrides it. Counted from when it began to wait, across restarts.
+   * Default: no limit (the run's maxExecutionTime, if set, still bounds the run).
+   */
+  readonly approvalTimeoutMs?: number;
+  /** When approvalTimeoutMs passes: 'reject' the call (default; the model reads `Not approved: no decision in time`) or 'fail' the run (a TimeoutError). */
+  readonly onApprovalTimeout?: ApprovalTimeoutPolicy;
   readonly warnRecursiveCalls?: boolean;
   readonly catchIntermediateResult?: boolean;
   readonly resultCacheKey?: string;
@@ -122,6 +131,8 @@ export const CHAIN_OPTION_KEYS = [
   'beforeToolCall',
   'afterToolCall',
   'invalidToolCall',
+  'approvalTimeoutMs',
+  'onApprovalTimeout',
   'warnRecursiveCalls',
   'catchIntermediateResult',
   'resultCacheKey',
@@ -218,6 +229,14 @@ function checkPlainOptions(problems: OptionProblems, options: ChainOptions<unkno
   checkToolHooks(options, problems);
   const invalid = invalidToolCallProblem(options.invalidToolCall);
   if (invalid) problems.add('invalidToolCall', invalid);
+  problems.check(() => optionalDelay('approvalTimeoutMs', options.approvalTimeoutMs));
+  const onTimeout = options.onApprovalTimeout;
+  if (onTimeout !== undefined && onTimeout !== 'reject' && onTimeout !== 'fail') {
+    problems.add(
+      'onApprovalTimeout',
+      `must be 'reject' or 'fail'; got ${JSON.stringify(onTimeout)}`,
+    );
+  }
   if (options.validateResult !== undefined && typeof options.validateResult !== 'function') {
     problems.add(
       'validateResult',
@@ -315,6 +334,7 @@ export function chainConfig(
     returnDirectTools: tools.filter((t) => t.returnDirect).map((t) => t.name),
     ...(maxExecutionTime !== undefined && { maxExecutionTime }),
     ...(earlyStopping !== undefined && { earlyStopping }),
+    ...(options.onApprovalTimeout === 'fail' && { approvalTimeout: 'fail' as const }),
     catchIntermediateResult: options.catchIntermediateResult ?? true,
     ...(options.resultCacheKey !== undefined && { resultCacheKey: options.resultCacheKey }),
     contract,

@@ -6,9 +6,12 @@ import type { RunJournal } from '../durable/run-journal.js';
 import { AbortError } from '../errors.js';
 import type { ToolCall } from '../messages.js';
 import type { StreamPart } from '../model/language-model.js';
+import type { ApprovalRunOptions } from '../tools/approval.js';
 import type { RemoteToolExecutor } from '../tools/remote-executor.js';
 import { type ToolCallHooks, ToolHooks } from '../tools/tool-hooks.js';
+import type { ApprovalGate } from './approval-gate.js';
 import type { ChainOptions } from './chain-options.js';
+import { approvalGate } from './run-approvals.js';
 import { RunRecorder } from './run-details.js';
 import { RunTools } from './run-tools.js';
 
@@ -28,6 +31,8 @@ export interface ChainRunResources {
   readonly recorder: RunRecorder;
   /** A durable run's journal: effects are journaled, and replayed on resume. */
   readonly journal: RunJournal | undefined;
+  /** Which calls wait for a person (SPEC H2); undefined when no tool needs approval. */
+  readonly approvals: ApprovalGate | undefined;
 }
 
 /** What a chain's runs' tools are made of: its registry, its remote, its tool options. */
@@ -37,7 +42,11 @@ export interface ChainToolSetup {
   readonly remote: () => RemoteToolExecutor | undefined;
   readonly options: Pick<
     ChainOptions<unknown>,
-    'toolConcurrency' | 'toolTimeoutMs' | 'streamBatchSize' | 'invalidToolCall'
+    | 'toolConcurrency'
+    | 'toolTimeoutMs'
+    | 'streamBatchSize'
+    | 'invalidToolCall'
+    | 'approvalTimeoutMs'
   >;
   /** The chain's beforeToolCall / afterToolCall (SPEC H1): every run's, before its own. */
   readonly hooks: ToolCallHooks;
@@ -49,10 +58,17 @@ export function chainRunResources(
   onPart?: PartListener,
   recorder = new RunRecorder(),
   journal?: RunJournal,
-  runHooks?: ToolCallHooks,
+  runOptions?: ToolCallHooks & ApprovalRunOptions,
 ): ChainRunResources {
   const { options } = setup;
-  const hooks = ToolHooks.of(setup.hooks, runHooks);
+  const hooks = ToolHooks.of(setup.hooks, runOptions);
+  const approvals = approvalGate(
+    setup.local,
+    options.approvalTimeoutMs,
+    recorder,
+    journal,
+    runOptions,
+  );
   const controller = new AbortController();
   setMaxListeners(0, controller.signal); // every concurrent tool call listens to it
   const tools = new RunTools({
@@ -62,6 +78,7 @@ export function chainRunResources(
     timeoutMs: options.toolTimeoutMs,
     streamBatchSize: options.streamBatchSize ?? 5,
     ...(hooks && { hooks }),
+    ...(approvals && { approvals }),
     ...(options.invalidToolCall !== undefined && { invalidToolCall: options.invalidToolCall }),
     onCallDone: (done) =>
       recorder.toolCall(
@@ -72,18 +89,20 @@ export function chainRunResources(
         done.endedAt,
         done.resumed,
         done.hooked,
+        done.approval,
       ),
     ...(recorder.observation && {
       onCallStart: (call: ToolCall, executor: string, startedAt: number) =>
         recorder.toolCallStarted(call, executor, startedAt),
     }),
   });
-  return { controller, tools, onPart, recorder, journal };
+  return { controller, tools, onPart, recorder, journal, approvals };
 }
 
 /** Ends what a run owns: its effects are aborted, its details end, its streams close. */
 export function disposeChainRun(run: ChainRunResources): Promise<void> {
   run.controller.abort(RUN_ENDED);
+  run.approvals?.close();
   run.recorder.finish();
   return run.tools.close();
 }

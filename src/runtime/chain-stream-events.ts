@@ -1,3 +1,4 @@
+import type { ChainApprovals } from '../../machines/chain.js';
 import type { StreamPart } from '../model/language-model.js';
 import type { ChainSnapshot, PartListener } from './chain-run-resources.js';
 import type { ChainStreamEvent } from './create-chain.js';
@@ -13,7 +14,12 @@ export function chainStreamEvents<T>(queue: EventQueue<ChainStreamEvent<T>>): {
   readonly listener: PartListener;
 } {
   let last:
-    | { value: string; steps: number; warned: { iterations: boolean; tokens: boolean } }
+    | {
+        value: string;
+        steps: number;
+        warned: { iterations: boolean; tokens: boolean };
+        approvals: ChainApprovals;
+      }
     | undefined;
   const onSnapshot = (snapshot: ChainSnapshot) => {
     const { context } = snapshot;
@@ -28,12 +34,22 @@ export function chainStreamEvents<T>(queue: EventQueue<ChainStreamEvent<T>>): {
         queue.push({ type: 'warning', kind, text: warning.prompt });
       }
     }
+    const { approvals } = context;
+    if (approvals !== last?.approvals) {
+      const asked = new Set(last?.approvals.awaiting.map((a) => a.callId));
+      for (const request of approvals.awaiting) {
+        if (!asked.has(request.callId)) queue.push({ type: 'approval-requested', request });
+      }
+      for (const decision of approvals.decided.slice(last?.approvals.decided.length ?? 0)) {
+        queue.push({ type: 'approval-decided', decision });
+      }
+    }
     if (value !== last?.value) {
       queue.push({ type: 'state', state: value });
-      if (value === 'doing')
+      if (value === 'doing' && last?.value !== 'awaitingApproval')
         for (const toolCall of context.toolCalls) queue.push({ type: 'tool-call', toolCall });
     }
-    last = { value, steps: context.steps.length, warned: context.warned };
+    last = { value, steps: context.steps.length, warned: context.warned, approvals };
   };
   const listener = (part: StreamPart, iteration: number) => {
     if (part.type === 'text-delta')

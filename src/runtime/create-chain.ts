@@ -25,6 +25,7 @@ import {
   type StructuredOutput,
   structuredOutput,
 } from '../structured/output-schema.js';
+import type { ApprovalDecision, ApprovalRequest, ApprovalRunOptions } from '../tools/approval.js';
 import type { RemoteToolExecutor } from '../tools/remote-executor.js';
 import type { ToolCallHooks } from '../tools/tool-hooks.js';
 import type { Usage } from '../usage.js';
@@ -54,7 +55,7 @@ export interface ChainRunInput {
   readonly intermediateResults?: Readonly<Record<string, unknown>>;
 }
 
-export interface ChainRunOptions extends DurableRunOptions, ToolCallHooks {
+export interface ChainRunOptions extends DurableRunOptions, ToolCallHooks, ApprovalRunOptions {
   /** Aborting ends the run in `failed` with an AbortError; the model call and every tool see it. */
   readonly signal?: AbortSignal;
   /** XState's inspection hook: pass `createBrowserInspector().inspect` or any observer; `inspectRuns` adds more. */
@@ -90,6 +91,9 @@ export type ChainStreamEvent<T = unknown> =
   | { readonly type: 'tool-call'; readonly toolCall: ToolCall }
   | { readonly type: 'tool-result'; readonly result: ToolResult }
   | { readonly type: 'warning'; readonly kind: 'iterations' | 'tokens'; readonly text: string }
+  /** A call waits for a decision (SPEC H2); `approval-decided` follows when it is taken. */
+  | { readonly type: 'approval-requested'; readonly request: ApprovalRequest }
+  | { readonly type: 'approval-decided'; readonly decision: ApprovalDecision }
   | {
       readonly type: 'final';
       readonly output: ChainOutput;

@@ -13,6 +13,7 @@ import { requestHash } from '../durable/request-hash.js';
 import { type EffectOutcome, RunJournal } from '../durable/run-journal.js';
 import type { JournalStore } from '../durable/stores/journal-store.js';
 import { ConfigError } from '../errors.js';
+import { ApprovalPendingError } from '../tools/approval.js';
 import { runActor } from './run-actor.js';
 import type { RunRecorder } from './run-details.js';
 
@@ -200,15 +201,24 @@ export function runJournaled<A extends AnyActorRef>(
   },
 ): Promise<OutputFrom<A>> {
   const mismatch = new Promise<never>((_, reject) => journal.onMismatch(reject));
+  const parked = new Promise<never>((_, reject) => journal.onParked(reject));
   return Promise.race([
     runActor(actor, { ...options, beforeAbort: (reason) => journal.aborted(reason) }),
     mismatch,
+    parked,
   ]);
 }
 
-/** An error of the journal itself (not of the run): it ends the run as it is, with no output. */
+/**
+ * An error of the journal itself (not of the run), or a run parked until people decide: it
+ * ends the run in this process as it is, with no output.
+ */
 export function isJournalProblem(error: unknown): boolean {
-  return JournalError.isInstance(error) || JournalMismatchError.isInstance(error);
+  return (
+    JournalError.isInstance(error) ||
+    JournalMismatchError.isInstance(error) ||
+    ApprovalPendingError.isInstance(error)
+  );
 }
 
 /** Milliseconds since `startedAt` (a `performance.now()` time), to a tenth; undefined without one. */

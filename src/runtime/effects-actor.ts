@@ -20,9 +20,17 @@ import type { AnyActorSystem } from './run-registry.js';
 
 /** A machine's effect request: `cancel`, or an effect with its input. */
 export type EffectRequest = { readonly type: string } & EventObject;
-/** The effects a machine asks for: every request but `cancel`. */
-type EffectOf<Request extends EffectRequest> = Exclude<Request, { type: 'cancel' }>;
+/**
+ * The effects a machine asks for: every request but `cancel` and `decide`, which are not
+ * effects but orders about those in flight (stop them; run or refuse a call that waited for
+ * approval, SPEC H2).
+ */
+export type EffectOf<Request extends EffectRequest> = Exclude<
+  Request,
+  { type: 'cancel' } | { type: 'decide' }
+>;
 type Cancel<Request extends EffectRequest> = Extract<Request, { type: 'cancel' }>;
+type Decide<Request extends EffectRequest> = Extract<Request, { type: 'decide' }>;
 
 /** What one effects actor does for its run; the kind makes it as the actor starts. */
 export interface EffectsSession<Request extends EffectRequest> {
@@ -32,6 +40,8 @@ export interface EffectsSession<Request extends EffectRequest> {
   send(event: EventObject): void;
   /** The machine cancels what is in flight (a deadline, an ABORT). */
   cancel(request: Cancel<Request>): void;
+  /** The machine took a decision on a call that waits for one (SPEC H2). */
+  decide?(request: Decide<Request>): void;
   /** Runs an effect; `live` is a durable run's, whose request and answer are journaled. */
   perform(request: EffectOf<Request>, live?: LiveEffect): void;
   /** Delivers a finished effect's journaled answers (and records it for details()). */
@@ -80,6 +90,7 @@ export function effectsActor<Request extends EffectRequest, Resources>(
     receive((request) => {
       asked = true;
       if (request.type === 'cancel') return session.cancel(request as Cancel<Request>);
+      if (request.type === 'decide') return session.decide?.(request as Decide<Request>);
       if (journaled) {
         return performJournaled(journaled, request as EffectOf<Request> & { input: unknown });
       }

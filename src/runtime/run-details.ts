@@ -1,6 +1,7 @@
 import type { Message, ToolCall, ToolResult } from '../messages.js';
 import type { ModelRequest, ModelResponse } from '../model/language-model.js';
-import type { RunObservation } from '../observe/run-observation.js';
+import { observedTime, type RunObservation } from '../observe/run-observation.js';
+import type { ApprovalDecision, ApprovalRequest } from '../tools/approval.js';
 import type { HookedCall } from '../tools/tool-hooks.js';
 import { addUsage, type Usage, ZERO_USAGE } from '../usage.js';
 
@@ -48,6 +49,17 @@ export interface ToolCallDetail {
   readonly possiblyRepeated?: true;
   /** What `beforeToolCall` did: cancelled the call (its reason), or replaced its arguments. */
   readonly hook?: HookedCall;
+  /** The decision the call waited for (SPEC H2), and how long it waited. */
+  readonly approval?: ApprovedCall;
+}
+
+/** A decision on a call that needed approval, as details() shows it. */
+export interface ApprovedCall {
+  readonly approved: boolean;
+  readonly reason?: string;
+  /** No one decided within its approvalTimeoutMs. */
+  readonly timedOut?: true;
+  readonly waitedMs: number;
 }
 
 /** How a durable run's resume came by a call (see ModelCallDetail, ToolCallDetail). */
@@ -171,6 +183,15 @@ export class RunRecorder {
     });
   }
 
+  /** A call waits for a decision (SPEC H2): only observers hear of it; details() shows the decision. */
+  approvalRequested(request: ApprovalRequest): void {
+    this.observation?.approval({ type: 'requested', request, time: observedTime() });
+  }
+
+  approvalDecided(decision: ApprovalDecision, waitedMs: number): void {
+    this.observation?.approval({ type: 'decided', decision, waitedMs, time: observedTime() });
+  }
+
   /** A tool call starting (`performance.now()` time): only observers hear of it. */
   toolCallStarted(call: ToolCall, executor: string, startedAt: number): void {
     this.observation?.toolCallStart(call, executor, startedAt);
@@ -184,6 +205,7 @@ export class RunRecorder {
     endedAt: number,
     resumed?: ResumedCall,
     hooked?: HookedCall,
+    approval?: ApprovedCall,
   ): void {
     this.#toolCalls.push({
       index: this.#toolCalls.length + 1,
@@ -194,6 +216,7 @@ export class RunRecorder {
       latencyMs: round(endedAt - startedAt),
       ...resumed,
       ...(hooked && { hook: hooked }),
+      ...(approval && { approval }),
     });
     // A replayed call was observed in the process that ran it.
     if (!resumed?.replayed)

@@ -4,6 +4,7 @@ import type { RunJournal } from '../durable/run-journal.js';
 import type { PartialResult, StatecraftError } from '../errors.js';
 import type { LanguageModel } from '../model/language-model.js';
 import type { AgentRunObserving } from '../observe/observe-agent-run.js';
+import type { ApprovalRunOptions } from '../tools/approval.js';
 import type { ToolCallHooks } from '../tools/tool-hooks.js';
 import type { Usage } from '../usage.js';
 import type { DurableRunOptions } from './durable-run.js';
@@ -39,7 +40,11 @@ export interface RunTypes {
 }
 
 /** The options every run takes (ChainRunOptions, ToolLoopRunOptions). */
-export interface HostedRunOptions extends DurableRunOptions, AgentRunObserving, ToolCallHooks {
+export interface HostedRunOptions
+  extends DurableRunOptions,
+    AgentRunObserving,
+    ToolCallHooks,
+    ApprovalRunOptions {
   readonly signal?: AbortSignal;
   readonly inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
 }

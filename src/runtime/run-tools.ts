@@ -3,6 +3,7 @@ import type { LocalToolRegistry } from '../../adapters/tools/local-registry.js';
 import type { ExecuteToolsOutput } from '../../machines/chain.js';
 import { failedToolResult, type ToolCall, type ToolResult } from '../messages.js';
 import type { ToolSpec } from '../model/language-model.js';
+import type { ApprovalDecision } from '../tools/approval.js';
 import { DEADLINE, deadlineAfter } from '../tools/deadline.js';
 import type { InvalidToolCallPolicy } from '../tools/invalid-tool-call.js';
 import { ABORTED, raceAbort } from '../tools/race-abort.js';
@@ -22,8 +23,9 @@ import {
   ToolHookError,
   type ToolHooks,
 } from '../tools/tool-hooks.js';
+import type { ApprovalGate } from './approval-gate.js';
 import { isAsyncIterable } from './async-iterable.js';
-import type { ResumedCall } from './run-details.js';
+import type { ApprovedCall, ResumedCall } from './run-details.js';
 import type { ToolCallJournal } from './tool-call-journal.js';
 
 export { STOP_STREAM_TOOL };
@@ -51,7 +53,11 @@ export interface RunToolsOptions {
     readonly resumed?: ResumedCall;
     /** What `beforeToolCall` did to it (cancelled it, replaced its arguments). */
     readonly hooked?: HookedCall;
+    /** The decision it waited for (SPEC H2). */
+    readonly approval?: ApprovedCall;
   }) => void;
+  /** Which calls wait for a person, and until when (SPEC H2); none: no tool needs approval. */
+  readonly approvals?: ApprovalGate;
   /** The run's beforeToolCall / afterToolCall hooks (SPEC H1), if it has any. */
   readonly hooks?: ToolHooks;
   /** What the model reads for arguments that are not JSON or fail the schema (SPEC H4). */
@@ -77,6 +83,8 @@ export class RunTools {
   readonly #links = new Map<string, StreamLink>();
   /** Calls sent to the remote executor, by id, with its name: for onCallDone. */
   readonly #remoteCalls = new Map<string, string>();
+  /** Calls a person approved, until onCallDone records them. */
+  readonly #approved = new Map<string, ApprovedCall>();
   /** Who ran each call of a durable run, for its journal entry. */
   readonly #lastExecutor = new Map<string, string>();
   readonly #limit: ((fn: () => Promise<ToolResult>) => Promise<ToolResult>) | undefined;
@@ -124,8 +132,33 @@ export class RunTools {
   ): Promise<ExecuteToolsOutput> {
     const step = ++this.#step;
     let openedStream = false;
+    const gate = this.#options.approvals;
     const timed = async (call: ToolCall) =>
       this.#timed(call, signal, journal && (await this.#attempt(call, journal)));
+    const gated = async (call: ToolCall): Promise<ToolResult> => {
+      if (!gate) return runCall(call);
+      try {
+        const admitted = await gate.admit(call, signal, journal);
+        const approval = admitted.decision && approvedCall(admitted.decision, admitted.waitedMs);
+        if (admitted.result) {
+          const now = performance.now();
+          this.#options.onCallDone?.({
+            call,
+            result: admitted.result,
+            executor: 'local',
+            startedAt: now,
+            endedAt: now,
+            ...(approval && { approval }),
+          });
+          journal?.finished(call, admitted.result, 'local', 0);
+          return admitted.result;
+        }
+        if (approval) this.#approved.set(call.id, approval);
+        return await runCall(call);
+      } finally {
+        gate.callSettled();
+      }
+    };
     const runCall = async (call: ToolCall): Promise<ToolResult> => {
       const started = performance.now();
       const result = await (this.#limit ? this.#limit(() => timed(call)) : timed(call));
@@ -144,6 +177,10 @@ export class RunTools {
       journal?.finished(call, settled, this.#executorAfter(call), performance.now() - started);
       return settled;
     };
+    const unfinished = calls.filter((call) => !journal?.known(call.id)?.finished);
+    gate?.stepStarted(unfinished.length);
+    // A resumed step: the machine learns again which calls waited, and what was decided.
+    if (gate && journal?.approvals.length) gate.replay(journal.approvals);
     // Settled all, then a hook's failure rethrown: the step's other calls finish first.
     const results = await allCallsSettled(
       calls.map((call) => {
@@ -154,7 +191,7 @@ export class RunTools {
           if (this.#followLost(result, step)) openedStream = true;
           return result;
         }
-        return runCall(call);
+        return gated(call);
       }),
     );
     const streamBatches = await this.#streams.batches(step);
@@ -279,8 +316,8 @@ export class RunTools {
 
   /** #runOne, reported to onCallDone with its timing and executor. */
   async #timed(call: ToolCall, signal: AbortSignal, attempt?: CallAttempt): Promise<ToolResult> {
-    const { onCallDone, hooks } = this.#options;
-    if (!onCallDone && !attempt && !hooks) return this.#runOne(call, signal);
+    const { onCallDone, hooks, approvals } = this.#options;
+    if (!onCallDone && !attempt && !hooks && !approvals) return this.#runOne(call, signal);
     const startedAt = performance.now();
     const { onCallStart } = this.#options;
     if (onCallStart) onCallStart(call, await this.#executorOf(call), startedAt);
@@ -307,6 +344,8 @@ export class RunTools {
     const executor = this.#remoteCalls.get(call.id) ?? 'local';
     this.#remoteCalls.delete(call.id);
     if (attempt) this.#lastExecutor.set(call.id, executor);
+    const approval = this.#approved.get(call.id);
+    this.#approved.delete(call.id);
     onCallDone?.({
       call,
       result,
@@ -315,6 +354,7 @@ export class RunTools {
       endedAt: performance.now(),
       ...(attempt?.possiblyRepeated && { resumed: { possiblyRepeated: true } }),
       ...(hooked && { hooked }),
+      ...(approval && { approval }),
     });
     return result;
   }
@@ -391,4 +431,14 @@ export class RunTools {
       ...(invalidToolCall !== undefined && { invalidToolCall }),
     });
   }
+}
+
+/** A decision as details() shows it on its call. */
+function approvedCall(decision: ApprovalDecision, waitedMs = 0): ApprovedCall {
+  return {
+    approved: decision.approved,
+    ...(decision.reason !== undefined && { reason: decision.reason }),
+    ...(decision.timedOut && { timedOut: true as const }),
+    waitedMs: Math.round(waitedMs * 10) / 10,
+  };
 }

@@ -1,5 +1,6 @@
-import type { JournaledCall, RunJournal } from '../durable/run-journal.js';
+import type { JournaledApproval, JournaledCall, RunJournal } from '../durable/run-journal.js';
 import type { ToolCall } from '../messages.js';
+import type { ApprovalDecision, ApprovalRequest } from '../tools/approval.js';
 
 /**
  * The journal of one tool step of a durable run, as the executors (RunTools, the tool loop's
@@ -15,6 +16,16 @@ export interface ToolCallJournal {
   finished(call: ToolCall, result: unknown, executor: string, ms: number): void;
   /** `<runId>:<toolCallId>`: the same in every process that issues the call. */
   idempotencyKey(callId: string): string;
+  /** What an earlier process journaled about this step's approvals, in order (SPEC H2). */
+  readonly approvals: readonly JournaledApproval[];
+  /** A call waits for a decision: resolves once that is on disk. */
+  approvalRequested(
+    request: ApprovalRequest,
+    at: number,
+    timeoutMs: number | undefined,
+  ): Promise<void>;
+  /** The machine's decision on it. */
+  approvalDecided(decision: ApprovalDecision): void;
 }
 
 /** The ToolCallJournal of effect `seq` of a run. */
@@ -22,8 +33,13 @@ export function toolCallJournal(
   journal: RunJournal,
   seq: number,
   known: ReadonlyMap<string, JournaledCall>,
+  approvals: readonly JournaledApproval[] = [],
 ): ToolCallJournal {
   return {
+    approvals,
+    approvalRequested: (request, at, timeoutMs) =>
+      journal.approvalRequested(seq, request, at, timeoutMs),
+    approvalDecided: (decision) => journal.approvalDecided(seq, decision),
     known: (callId) => known.get(callId),
     starting: (call) => journal.callStarting(seq, call.id, call.name),
     finished: (call, result, executor, ms) =>

@@ -1,7 +1,9 @@
 import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import type { JsonSchema, ToolSpec } from '../model/language-model.js';
+import { MAX_DELAY_MS } from '../runtime/option-checks.js';
 import { isZodSchema, toJsonSchema } from '../schema.js';
+import type { NeedsApproval } from './approval.js';
 
 export interface ToolContext {
   /** Aborted when the run is cancelled or the tool times out; pass it to fetch, child processes… */
@@ -36,6 +38,14 @@ export interface ToolDefinition<Input extends z.ZodType, Output> {
   readonly returnDirect?: boolean;
   /** Advice rendered into the system prompt's tool best-practices block (SPEC P3). */
   readonly bestPractices?: readonly string[];
+  /**
+   * A person approves each call before it runs (SPEC H2): `true`, or a predicate of the
+   * validated arguments. The run waits in `awaitingApproval`; the step's other calls go on.
+   * Decided by the tool's name, like returnDirect.
+   */
+  readonly needsApproval?: NeedsApproval<z.output<Input>>;
+  /** Milliseconds a call of this tool waits for a decision; overrides the chain's default. */
+  readonly approvalTimeoutMs?: number;
 }
 
 export interface Tool<Input extends z.ZodType = z.ZodType, Output = unknown>
@@ -108,6 +118,30 @@ export function defineTool<Input extends z.ZodType, Output>(
       definition.bestPractices.some((p) => typeof p !== 'string'))
   ) {
     throw new ConfigError('bestPractices', `${where}: bestPractices must be an array of strings`);
+  }
+  const { needsApproval, approvalTimeoutMs } = definition;
+  if (
+    needsApproval !== undefined &&
+    typeof needsApproval !== 'boolean' &&
+    typeof needsApproval !== 'function'
+  ) {
+    throw new ConfigError(
+      'needsApproval',
+      `${where}: needsApproval must be true, false or a function (args, context) => boolean`,
+    );
+  }
+  if (
+    approvalTimeoutMs !== undefined &&
+    !(
+      typeof approvalTimeoutMs === 'number' &&
+      approvalTimeoutMs > 0 &&
+      approvalTimeoutMs <= MAX_DELAY_MS
+    )
+  ) {
+    throw new ConfigError(
+      'approvalTimeoutMs',
+      `${where}: approvalTimeoutMs must be a number of milliseconds above 0, at most ${MAX_DELAY_MS}; got ${String(approvalTimeoutMs)}`,
+    );
   }
   return Object.freeze({
     ...definition,

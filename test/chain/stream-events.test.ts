@@ -25,6 +25,10 @@ function label(event: ChainStreamEvent): string {
       return `result:${event.result.toolCallId}:${String(event.result.output)}`;
     case 'warning':
       return `warning:${event.kind}:${event.text}`;
+    case 'approval-requested':
+      return `approval?:${event.request.callId}`;
+    case 'approval-decided':
+      return `approval:${event.decision.callId}:${event.decision.approved}`;
     case 'final':
       return `final:${event.output.status}`;
   }

@@ -63,7 +63,7 @@ describe('statecraft paths', () => {
     const { code, stdout, stderr } = await statecraft('paths', 'machines/chain.ts#chainMachine');
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
     expect(stdout).toContain(`paths        ${pathCount(chainWalks())} (simple)`);
-    expect(stdout).toContain('states       9/9 (100%)');
+    expect(stdout).toContain('states       10/10 (100%)');
     expect(stdout).toMatch(/transitions {2}(\d+)\/\1 \(100%\)/);
   }, 60_000);
 

@@ -31,7 +31,7 @@ import { storeWithPrefix } from './helpers.js';
 
 export const RUN_ID = 'replay-path';
 
-type Request = Exclude<ChainEffectRequest, { type: 'cancel' }>;
+type Request = Exclude<ChainEffectRequest, { type: 'cancel' } | { type: 'decide' }>;
 
 /** A live request the host waits for the test to answer; `ready` once its intent is journaled. */
 interface Pending {
@@ -107,6 +107,7 @@ export class JournaledHost {
         this.pending.length = 0;
         return;
       }
+      if (request.type === 'decide') return;
       performJournaled(effects, request);
     });
     return () => {

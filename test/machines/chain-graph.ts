@@ -7,12 +7,14 @@ import {
   type ExecuteToolsOutput,
 } from '../../machines/chain.js';
 import { answerText } from '../../machines/early-stopping.js';
+import { APPROVAL_EVENTS, approvalEvents } from '../../src/cli/walks/approval-events.js';
 import {
   ANSWER_TOKENS,
   HUGE_TOKENS,
   PATH_CONFIG,
   pathInput,
   TOOL_CALL_TOKENS,
+  walksApprovals,
 } from '../../src/cli/walks/chain-configs.js';
 import { ConfigError } from '../../src/errors.js';
 import type { ModelResponse } from '../../src/model/language-model.js';
@@ -140,6 +142,7 @@ export const EVENTS = {
   validationError: { type: 'validateResult.error', error: new Error('validator crashed') },
   timeLimit: { type: TIME_LIMIT_EVENT },
   abort: { type: 'ABORT', reason: 'user cancelled' },
+  ...APPROVAL_EVENTS,
 } as const satisfies Record<string, ChainPathEvent>;
 
 const EVENT_NAMES = new Map<EventObject, string>(
@@ -177,6 +180,8 @@ export function chainEvents(snapshot: ChainSnapshot): ChainPathEvent[] {
       EVENTS.configError,
     ],
     doing: [EVENTS.toolsDone, ...(direct ? [EVENTS.toolsFailed] : []), EVENTS.toolsError],
+    // A host that breaks while calls wait, as in `doing`.
+    awaitingApproval: [EVENTS.toolsError],
     validating: [EVENTS.valid, EVENTS.invalid, EVENTS.validationError],
     concluding: [
       EVENTS.answer,
@@ -188,7 +193,9 @@ export function chainEvents(snapshot: ChainSnapshot): ChainPathEvent[] {
     ],
   };
   const timer = config.maxExecutionTime === undefined ? [] : [EVENTS.timeLimit];
-  return [...(answers[String(snapshot.value)] ?? []), ...timer, EVENTS.abort];
+  const state = String(snapshot.value);
+  const approvals = walksApprovals(config) ? approvalEvents(state, snapshot.context) : [];
+  return [...approvals, ...(answers[state] ?? []), ...timer, EVENTS.abort];
 }
 
 /**
@@ -211,6 +218,7 @@ export function serializeChainState(snapshot: ChainSnapshot): string {
     results: context.steps.flatMap((step) => step.toolResults.map((r) => r.success)),
     limit: context.limitReached,
     failure: context.failure?.code,
+    approvals: context.approvals,
   });
 }
 
@@ -338,7 +346,8 @@ export function stopBoundViolations(graph: ChainGraph): Violation[] {
 
 /**
  * SPEC R4: the time limit bounds the run until a limit stops it; the final call of
- * 'generate' is not bounded. The time limit fires only from thinking, doing or validating,
+ * 'generate' is not bounded. The time limit fires only from thinking, doing (or awaiting
+ * approval) or validating,
  * and after a stop it changes nothing.
  */
 export function timeLimitViolations(graph: ChainGraph): Violation[] {
@@ -348,7 +357,9 @@ export function timeLimitViolations(graph: ChainGraph): Violation[] {
       const { from, to } = edge;
       const stopped = from.context.limitReached !== undefined;
       const moved = graph.keyOf(from) !== graph.keyOf(to);
-      const fires = ['thinking', 'doing', 'validating'].some((s) => from.matches(s as 'thinking'));
+      const fires = ['thinking', 'doing', 'awaitingApproval', 'validating'].some((s) =>
+        from.matches(s as 'thinking'),
+      );
       if (stopped ? !moved : fires && to.context.limitReached === 'maxExecutionTime') return [];
       return [
         {
@@ -385,9 +396,11 @@ export function graphViolations(
 ): Violation[] {
   const graph = chainGraph(machine, config);
   const visited = visitedStateNodes(graph);
-  // Only the final call of 'generate' concludes.
+  // Only the final call of 'generate' concludes; only walks with approvals await them.
   const expected = STATE_NODES.filter(
-    (node) => node !== 'concluding' || config.earlyStopping === 'generate',
+    (node) =>
+      (node !== 'concluding' || config.earlyStopping === 'generate') &&
+      (node !== 'awaitingApproval' || walksApprovals(config)),
   );
   const missing = expected.filter((node) => !visited.has(node));
   return [

@@ -30,6 +30,8 @@ export class EffectsDriver {
   readonly pending: ChainEffectRequest[] = [];
   /** The `cancel` requests received: each drops what was pending, as the real host does. */
   readonly cancels: Extract<ChainEffectRequest, { type: 'cancel' }>[] = [];
+  /** The decisions the machine forwarded (SPEC H2): the host runs or answers those calls. */
+  readonly decisions: Extract<ChainEffectRequest, { type: 'decide' }>['decision'][] = [];
   started = false;
   stopped = false;
   #sendBack: ((event: ChainEvent) => void) | undefined;
@@ -38,7 +40,8 @@ export class EffectsDriver {
     this.started = true;
     this.#sendBack = sendBack;
     receive((request) => {
-      if (request.type !== 'cancel') this.pending.push(request);
+      if (request.type === 'decide') this.decisions.push(request.decision);
+      else if (request.type !== 'cancel') this.pending.push(request);
       else {
         this.cancels.push(request);
         this.pending.length = 0;
@@ -50,6 +53,11 @@ export class EffectsDriver {
       this.pending.length = 0;
     };
   });
+
+  /** An event the host sends without a request to answer (approval requests, deadlines). */
+  send(event: ChainEvent): void {
+    this.#sendBack?.(event);
+  }
 
   /** Answers the one pending request of `type` with `event`, as the real host would. */
   answer(event: ChainEvent): void {
@@ -79,6 +87,7 @@ function observed(snapshot: ChainSnapshot) {
     answer: answerTextOf(snapshot),
     failure: context.failure?.code,
     steps: context.steps.length,
+    approvals: context.approvals,
   };
 }
 
@@ -95,7 +104,8 @@ function expectedRequests(snapshot: ChainSnapshot): unknown[] {
   });
   if (snapshot.matches('thinking')) return [callModel(false)];
   if (snapshot.matches('concluding')) return [callModel(true)];
-  if (snapshot.matches('doing')) {
+  // A step waiting for decisions still waits for its tools' answer.
+  if (snapshot.matches('doing') || snapshot.matches('awaitingApproval')) {
     const blocked = new Set(context.blockedResults.map((r) => r.toolCallId));
     const calls = context.toolCalls.filter((call) => !blocked.has(call.id));
     // The one call whose output would be the answer is named, so its stream is read whole.
@@ -157,8 +167,15 @@ export async function replayPath(
       const event = step.event as ChainPathEvent | { type: 'xstate.init' };
       const where = `step ${i} (${eventName(event)})`;
       if (event.type === 'xstate.init') actor.start();
-      else if (event.type === 'ABORT' || event.type === TIME_LIMIT_EVENT)
+      else if (
+        event.type === 'ABORT' ||
+        event.type === TIME_LIMIT_EVENT ||
+        event.type === 'APPROVE' ||
+        event.type === 'REJECT'
+      )
         actor.send(event as never);
+      else if (event.type === 'approval.requested' || event.type === 'approval.timedOut')
+        driver.send(event);
       else driver.answer(event);
       await flush();
       expect(observed(actor.getSnapshot()), where).toEqual(observed(step.state));
@@ -166,6 +183,10 @@ export async function replayPath(
         json(expectedRequests(step.state)),
       );
       expect(driver.cancels.length, `${where}: cancel requests`).toBe(expectedCancels(path, i));
+      // Every decision the machine took reached the host, once, in order (SPEC H2).
+      expect(json(driver.decisions), `${where}: decisions forwarded`).toEqual(
+        json(step.state.context.approvals.decided),
+      );
     }
     const end = actor.getSnapshot();
     expect(end.status, 'after the last step').toBe(path.state.status);

@@ -1,21 +1,27 @@
 import { responseToolCalls } from 'statecraft';
+import { assertUnreachable } from 'statecraft/testing';
 import { describe, expect, it } from 'vitest';
 import { chainMachine } from '../../machines/chain.js';
 import { EARLY_STOP_MESSAGE } from '../../machines/early-stopping.js';
 import { pendingToolCalls } from '../../src/compile/tool-linkage.js';
 import {
   type ChainPath,
+  type ChainSnapshot,
+  chainEvents,
   chainGraph,
   doingBoundViolations,
+  EVENTS,
   eventName,
   graphViolations,
   PATH_CONFIG,
   PATH_CONFIGS,
   type PathConfigName,
+  pathInput,
   pathName,
   REACHABILITY_CHECKS,
   reachabilityViolations,
   STATE_NODES,
+  serializeChainState,
   simplePaths,
   stopBoundViolations,
   TIME_LIMIT_EVENT,
@@ -71,6 +77,8 @@ describe(`chain machine: ${walks.map((w) => `${w.name} ${w.paths.length}`).join(
       generate: [171, 139, 168, 195],
       returnDirect: [79, 64, 79, 78],
       exactBudget: [101, 83, 99, 111],
+      approval: [178, 138, 168, 177],
+      approvalFail: [166, 136, 153, 165],
     });
     // Every simple path that does not end in a final state is a prefix of one that does.
     const eventsOf = (path: ChainPath) => path.steps.map((step) => eventName(step.event));
@@ -428,6 +436,41 @@ describe(`chain machine: ${walks.map((w) => `${w.name} ${w.paths.length}`).join(
       await expect(replayPath(path, eager, PATH_CONFIGS.returnDirect)).rejects.toThrow(
         /step 2 \(toolsDone\)/,
       );
+    });
+  });
+
+  // SPEC H2 on the graph: no tool that needs approval runs before a decision. The host runs a
+  // waiting call only once the machine forwards a decision; here the machine shows it never
+  // moves on from a step while one of its calls still waits, whatever answer a (broken) host
+  // sends meanwhile: that snapshot is unreachable.
+  describe('approvals (SPEC H2)', () => {
+    const waitingButMovedOn = (snapshot: ChainSnapshot) =>
+      snapshot.status === 'active' &&
+      snapshot.context.approvals.awaiting.length > 0 &&
+      !snapshot.matches('awaitingApproval');
+    const eagerHost = (snapshot: ChainSnapshot) => [
+      ...chainEvents(snapshot),
+      ...(snapshot.matches('awaitingApproval') ? [EVENTS.toolsDone] : []),
+    ];
+    const reach = (config: (typeof PATH_CONFIGS)['approval' | 'approvalFail']) => ({
+      input: pathInput(config),
+      events: eagerHost as never,
+      actors: { effects: 'never' as const },
+      serializeState: serializeChainState,
+    });
+
+    it('never leaves a step while one of its calls waits for a decision', () => {
+      for (const config of [PATH_CONFIGS.approval, PATH_CONFIGS.approvalFail]) {
+        const { explored } = assertUnreachable(chainMachine, waitingButMovedOn, reach(config));
+        expect(explored).toBeGreaterThan(100);
+      }
+    });
+
+    it('finds the witness when a step may end with a call still waiting', () => {
+      const careless = chainMachine.provide({ guards: { hasNoPendingApprovals: () => true } });
+      expect(() =>
+        assertUnreachable(careless, waitingButMovedOn, reach(PATH_CONFIGS.approval)),
+      ).toThrow(/is reachable in 2 event\(s\)/);
     });
   });
 });

@@ -52,7 +52,16 @@ export const PATH_CONFIGS = {
     earlyStopping: 'generate',
     returnDirectTools: ['lookup'],
   },
+  // SPEC H2: the machine cannot tell which tools need approval (the host asks); walks whose
+  // config names a deadline policy offer the host's approval events and people's decisions.
+  approval: { ...PATH_CONFIG, approvalTimeout: 'reject' },
+  approvalFail: { ...PATH_CONFIG, maxExecutionTime: TIME_LIMIT_MS, approvalTimeout: 'fail' },
 } as const satisfies Record<string, ChainConfig>;
+
+/** Whether a walk under `config` offers approval events (see PATH_CONFIGS.approval). */
+export function walksApprovals(config: ChainConfig): boolean {
+  return config.approvalTimeout !== undefined;
+}
 
 export type PathConfigName = keyof typeof PATH_CONFIGS;
 

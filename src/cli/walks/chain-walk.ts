@@ -8,7 +8,8 @@ import {
 import { ConfigError } from '../../errors.js';
 import type { ModelResponse } from '../../model/language-model.js';
 import type { PathsSpec } from '../machine-of.js';
-import { PATH_CONFIG, PATH_CONFIGS, pathInput } from './chain-configs.js';
+import { APPROVAL_EVENTS, approvalEvents } from './approval-events.js';
+import { PATH_CONFIG, PATH_CONFIGS, pathInput, walksApprovals } from './chain-configs.js';
 
 // How `statecraft paths` walks the chain machine when it is given the bare machine (or a
 // Chain): small limits, the answers each effect may give, and one walk per way a run can end
@@ -82,6 +83,7 @@ const EVENTS = {
   invalid: { type: 'validateResult.done', output: { ok: false, message: 'One word, please.' } },
   validationError: { type: 'validateResult.error', error: new Error('validator crashed') },
   abort: { type: 'ABORT', reason: 'user cancelled' },
+  ...APPROVAL_EVENTS,
 } as const satisfies Record<string, ChainEvent>;
 
 const NAMES = new Map<EventObject, string>(Object.entries(EVENTS).map(([k, v]) => [v, k]));
@@ -114,8 +116,14 @@ function chainEvents(snapshot: ChainSnapshot): ChainEvent[] {
       EVENTS.modelError,
       EVENTS.configError,
     ],
+    // A host that breaks while calls wait, as in `doing`.
+    awaitingApproval: [EVENTS.toolsError, EVENTS.abort],
   };
-  return [...(answers[String(snapshot.value)] ?? [])];
+  const state = String(snapshot.value);
+  const approvals = walksApprovals(snapshot.context.config)
+    ? approvalEvents(state, snapshot.context)
+    : [];
+  return [...approvals, ...(answers[state] ?? [])];
 }
 
 /** What decides the future: not the transcripts, which would make every path a vertex. */
@@ -131,6 +139,7 @@ function serializeChainState(snapshot: ChainSnapshot): string {
     response: context.response?.content.length,
     limit: context.limitReached,
     failure: context.failure?.code,
+    approvals: context.approvals,
   });
 }
 
@@ -140,6 +149,8 @@ const CONFIGS: Record<string, ChainConfig> = {
   'with maxExecutionTime, earlyStopping generate': PATH_CONFIGS.generate,
   'maxIterations 0 (fails at the start)': { ...PATH_CONFIG, maxIterations: 0 },
   'with a returnDirect tool, maxTokens 60': PATH_CONFIGS.exactBudget,
+  'with a tool that needs approval': PATH_CONFIGS.approval,
+  'with a tool that needs approval, deadlines fail the run': PATH_CONFIGS.approvalFail,
 };
 
 /** The chain machine's walks (for `machine`, which may be a Chain's provided copy). */

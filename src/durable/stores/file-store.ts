@@ -8,7 +8,7 @@ import {
   unlink,
 } from 'node:fs/promises';
 import path from 'node:path';
-import type { JournalEntry } from '../journal-entry.js';
+import { isJournalEntry, type JournalEntry } from '../journal-entry.js';
 import { entryLine, runExistsError, unknownRunError } from './entry-line.js';
 import { parseJournalFile } from './journal-file-parser.js';
 import {
@@ -22,6 +22,8 @@ import { assertValidRunId, isValidRunId } from './run-id.js';
 import { acquireRunLock } from './run-lock.js';
 
 const EXTENSION = '.jsonl';
+/** Messages for a run (JournalStore.post): `<runId>.inbox`, JSON lines, beside its journal. */
+const INBOX = '.inbox';
 // O_APPEND: every write lands at the end of the file. No O_CREAT: only a `start` entry may
 // create a run, and O_EXCL makes that creation fail if the run exists, even across processes.
 const APPEND_TO_EXISTING = constants.O_RDWR | constants.O_APPEND;
@@ -161,7 +163,46 @@ export function fileStore(dir: string): JournalStore {
           if (!hasCode(error, 'ENOENT')) throw error;
         });
         tailChecked.delete(runId);
+        await unlink(path.join(root, `${runId}${INBOX}`)).catch((error: unknown) => {
+          if (!hasCode(error, 'ENOENT')) throw error;
+        });
       });
+    },
+
+    async post(runId, message) {
+      const line = entryLine(runId, message);
+      if ((await readRun(runId)) === undefined) throw unknownRunError(runId, message.type);
+      // Any process may post: O_APPEND keeps each line whole, fsync keeps it.
+      const handle = await open(path.join(root, `${runId}${INBOX}`), 'a');
+      try {
+        await handle.appendFile(`${line}\n`);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    },
+
+    async posted(runId) {
+      assertValidRunId(runId);
+      let text: string;
+      try {
+        text = await readFile(path.join(root, `${runId}${INBOX}`), 'utf8');
+      } catch (error) {
+        if (hasCode(error, 'ENOENT')) return [];
+        throw error;
+      }
+      // A line torn by a crash of its poster is not a message: only whole lines count.
+      const messages: JournalEntry[] = [];
+      for (const line of text.split('\n')) {
+        if (line === '') continue;
+        try {
+          const message = JSON.parse(line) as unknown;
+          if (isJournalEntry(message)) messages.push(message);
+        } catch {
+          // torn: skipped
+        }
+      }
+      return messages;
     },
   };
 }

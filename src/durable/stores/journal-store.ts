@@ -37,6 +37,15 @@ export interface JournalStore {
    * `fileStore` implements it with a lock file; a store one process owns need not.
    */
   acquire?(runId: string): Promise<() => Promise<void>>;
+  /**
+   * Optional (approvals need it, SPEC H2): leaves a message for the run, from any process,
+   * beside its journal rather than in it: the journal has one writer, the run's host, which
+   * reads its messages (`posted`) and journals what it takes from them. Fails with
+   * `unknown-run` for a run the store does not hold. Kept until the run is deleted.
+   */
+  post?(runId: string, message: JournalEntry): Promise<void>;
+  /** The messages left for the run, oldest first; none: an empty array. */
+  posted?(runId: string): Promise<readonly JournalEntry[]>;
 }
 
 /** The listing of a run whose entries were already checked to open with a `start` entry. */

@@ -15,6 +15,7 @@ import { assertValidRunId } from './run-id.js';
  */
 export function memoryStore(): JournalStore {
   const runs = new Map<string, string[]>();
+  const inboxes = new Map<string, string[]>();
 
   const parsed = (lines: readonly string[]): JournalEntry[] =>
     lines.map((line) => JSON.parse(line) as JournalEntry);
@@ -51,6 +52,20 @@ export function memoryStore(): JournalStore {
     async delete(runId) {
       assertValidRunId(runId);
       runs.delete(runId);
+      inboxes.delete(runId);
+    },
+
+    async post(runId, message) {
+      const line = entryLine(runId, message);
+      if (!runs.has(runId)) throw unknownRunError(runId, message.type);
+      const inbox = inboxes.get(runId) ?? [];
+      inbox.push(line);
+      inboxes.set(runId, inbox);
+    },
+
+    async posted(runId) {
+      assertValidRunId(runId);
+      return parsed(inboxes.get(runId) ?? []);
     },
   };
 }

@@ -1,0 +1,206 @@
+import { ConfigError } from '../errors.js';
+import type { ApprovalDecision, ApprovalRequest } from '../tools/approval.js';
+import { decode } from './codec.js';
+import { isStartEntry, type JournalEntry, type RunKind } from './journal-entry.js';
+import { JournalError } from './journal-error.js';
+import { isApprovalEntry, isDecisionEntry } from './run-entries.js';
+import type { JournalStore } from './stores/journal-store.js';
+
+// SPEC H2 / X2: decisions on the calls durable runs wait for, from any process. A decision is
+// a message left beside the run's journal (JournalStore.post), never written into it: the
+// journal has one writer, the run's host, which reads the message while the run waits (or
+// when it resumes) and journals the decision as its machine takes it. The first decision on
+// a call is the one that counts; a second one, from anyone, changes nothing.
+
+/** A call a durable run waits on, as `approvals(store).list()` reports it. */
+export interface PendingApproval extends ApprovalRequest {
+  readonly runId: string;
+  readonly kind: RunKind;
+  /** Epoch milliseconds the call began to wait. */
+  readonly requestedAt: number;
+  /** Epoch milliseconds its approvalTimeoutMs ends, if it has one. */
+  readonly deadline?: number;
+}
+
+/** Decisions on a store's runs, from any process. */
+export interface Approvals {
+  /** The calls waiting for a decision, of one run or of every run in the store. */
+  list(runId?: string): Promise<readonly PendingApproval[]>;
+  /**
+   * Approves a waiting call. Resolves true when this decision counts, false when the call was
+   * decided before (by anyone, or by its deadline) or its run has ended. A call id the run
+   * never asked about is a JournalError `unknown-call`; an unknown run, `unknown-run`.
+   */
+  approve(runId: string, callId: string): Promise<boolean>;
+  /** Rejects a waiting call: the model reads `Not approved: <reason>`. As approve otherwise. */
+  reject(runId: string, callId: string, reason?: string): Promise<boolean>;
+  decide(runId: string, decision: ApprovalDecision): Promise<boolean>;
+}
+
+/** A decision as the run's inbox holds it. */
+interface DecisionMessage extends JournalEntry {
+  readonly type: 'decision';
+  readonly callId: string;
+  readonly approved: boolean;
+  readonly reason?: string;
+  readonly at: number;
+}
+
+/** The decisions waiting in a run's inbox, first one per call only, in the order posted. */
+export function postedDecisions(messages: readonly JournalEntry[]): ApprovalDecision[] {
+  const seen = new Set<string>();
+  const decisions: ApprovalDecision[] = [];
+  for (const message of messages) {
+    if (!isDecisionMessage(message) || seen.has(message.callId)) continue;
+    seen.add(message.callId);
+    decisions.push({
+      callId: message.callId,
+      approved: message.approved,
+      ...(typeof message.reason === 'string' &&
+        message.reason !== '' && { reason: message.reason }),
+    });
+  }
+  return decisions;
+}
+
+function isDecisionMessage(message: JournalEntry): message is DecisionMessage {
+  return (
+    message.type === 'decision' &&
+    typeof message.callId === 'string' &&
+    typeof message.approved === 'boolean'
+  );
+}
+
+/** Decisions on the runs of `store`; the store must keep messages (`post`, `posted`). */
+export function approvals(store: JournalStore): Approvals {
+  const { post, posted } = store;
+  if (typeof post !== 'function' || typeof posted !== 'function') {
+    throw new ConfigError(
+      'store',
+      'approvals(store): this store keeps no messages for its runs (post / posted); fileStore and memoryStore do',
+    );
+  }
+  const inbox = (runId: string) => posted.call(store, runId);
+  const decide = async (runId: string, decision: ApprovalDecision): Promise<boolean> => {
+    const entries = await store.read(runId);
+    if (entries === undefined) {
+      throw new JournalError('unknown-run', `No run '${runId}' in this store: nothing to decide`, {
+        runId,
+      });
+    }
+    const { pending, asked, ended } = approvalsOf(runId, entries);
+    if (!asked.has(decision.callId)) {
+      throw new JournalError(
+        'unknown-call',
+        `Run '${runId}' never asked for approval of call '${decision.callId}'${pending.length ? `; it waits on ${pending.map((p) => p.callId).join(', ')}` : ''}`,
+        { runId },
+      );
+    }
+    if (ended || !pending.some((p) => p.callId === decision.callId)) return false;
+    if (postedDecisions(await inbox(runId)).some((d) => d.callId === decision.callId)) return false;
+    const message: DecisionMessage = {
+      type: 'decision',
+      callId: decision.callId,
+      approved: decision.approved,
+      ...(!decision.approved && decision.reason && { reason: decision.reason }),
+      at: Date.now(),
+    };
+    await post.call(store, runId, message);
+    notifyDecision(store, runId);
+    return true;
+  };
+  return {
+    async list(runId) {
+      const runIds = runId === undefined ? (await store.list()).map((r) => r.runId) : [runId];
+      const all: PendingApproval[] = [];
+      for (const id of runIds) {
+        const entries = await store.read(id);
+        if (entries === undefined) {
+          if (runId === undefined) continue; // deleted while listing
+          throw new JournalError('unknown-run', `No run '${id}' in this store`, { runId: id });
+        }
+        const { pending, ended } = approvalsOf(id, entries);
+        if (ended || pending.length === 0) continue;
+        const decided = new Set(postedDecisions(await inbox(id)).map((d) => d.callId));
+        all.push(...pending.filter((p) => !decided.has(p.callId)));
+      }
+      return all;
+    },
+    approve: (runId, callId) => decide(runId, { callId, approved: true }),
+    reject: (runId, callId, reason) =>
+      decide(runId, reason ? { callId, approved: false, reason } : { callId, approved: false }),
+    decide: (runId, decision) => {
+      if (
+        typeof decision !== 'object' ||
+        decision === null ||
+        typeof decision.callId !== 'string' ||
+        typeof decision.approved !== 'boolean'
+      ) {
+        return Promise.reject(
+          new TypeError('decide(runId, { callId: string, approved: boolean, reason? })'),
+        );
+      }
+      return decide(runId, decision);
+    },
+  };
+}
+
+/** What a run's journal says of its approvals: the calls still waiting, all it asked about. */
+function approvalsOf(
+  runId: string,
+  entries: readonly JournalEntry[],
+): {
+  readonly pending: readonly PendingApproval[];
+  readonly asked: ReadonlySet<string>;
+  readonly ended: boolean;
+} {
+  const start = entries[0];
+  const kind: RunKind = start && isStartEntry(start) ? start.kind : 'chain';
+  const waiting = new Map<string, PendingApproval>();
+  const asked = new Set<string>();
+  for (const entry of entries) {
+    if (isApprovalEntry(entry)) {
+      asked.add(entry.callId);
+      waiting.set(entry.callId, {
+        runId,
+        kind,
+        callId: entry.callId,
+        tool: entry.tool,
+        arguments: decode(entry.arguments),
+        requestedAt: entry.at,
+        ...(typeof entry.timeoutMs === 'number' && { deadline: entry.at + entry.timeoutMs }),
+      });
+    } else if (isDecisionEntry(entry)) {
+      waiting.delete(entry.callId);
+    }
+  }
+  return { pending: [...waiting.values()], asked, ended: entries.at(-1)?.type === 'end' };
+}
+
+// Runs waiting in this process, told at once of a decision posted here; runs in other
+// processes find it when they next read their inbox.
+const watchers = new WeakMap<JournalStore, Map<string, Set<() => void>>>();
+
+/** Calls `onDecision` whenever a decision on `runId` is posted in this process; returns unwatch. */
+export function watchDecisions(
+  store: JournalStore,
+  runId: string,
+  onDecision: () => void,
+): () => void {
+  let runs = watchers.get(store);
+  if (!runs) {
+    runs = new Map();
+    watchers.set(store, runs);
+  }
+  const forRun = runs.get(runId) ?? new Set();
+  runs.set(runId, forRun);
+  forRun.add(onDecision);
+  return () => {
+    forRun.delete(onDecision);
+    if (forRun.size === 0) runs.delete(runId);
+  };
+}
+
+function notifyDecision(store: JournalStore, runId: string): void {
+  for (const onDecision of watchers.get(store)?.get(runId) ?? []) onDecision();
+}

@@ -1,0 +1,319 @@
+// SPEC H2 (issue 16, part 2): a tool that needs approval parks its call in the chain
+// machine's `awaitingApproval` state until a decision comes: from the run's `approve`
+// callback, from approvals(store) in any process, from an app machine's event, or from its
+// deadline. Approved calls run; rejected ones answer the model with the reason; the step's
+// other calls are not held up.
+import {
+  ApprovalPendingError,
+  approvals,
+  type ChainStreamEvent,
+  ConfigError,
+  createChain,
+  defineTool,
+  memoryStore,
+  TimeoutError,
+} from 'statecraft';
+import { ScriptedModel } from 'statecraft/testing';
+import { describe, expect, it } from 'vitest';
+import { assign, createActor, enqueueActions, type SnapshotFrom, setup, toPromise } from 'xstate';
+import { z } from 'zod';
+
+function tools(ran: string[]) {
+  const drop = defineTool({
+    name: 'drop_table',
+    description: 'Drops a table.',
+    input: z.object({ table: z.string() }),
+    needsApproval: true,
+    execute: ({ table }) => {
+      ran.push(`drop ${table}`);
+      return `dropped ${table}`;
+    },
+  });
+  const read = defineTool({
+    name: 'read_table',
+    description: 'Reads a table.',
+    input: z.object({ table: z.string() }),
+    execute: async ({ table }) => {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      ran.push(`read ${table}`);
+      return `rows of ${table}`;
+    },
+  });
+  const pay = defineTool({
+    name: 'pay',
+    description: 'Pays.',
+    input: z.object({ cents: z.number().int() }),
+    needsApproval: ({ cents }) => cents > 100,
+    execute: ({ cents }) => {
+      ran.push(`pay ${cents}`);
+      return `paid ${cents}`;
+    },
+  });
+  return [drop, read, pay];
+}
+
+const script = (calls: { id: string; name: string; arguments: object }[]) =>
+  new ScriptedModel([{ toolCalls: calls }, { text: 'done' }]);
+
+function toolMessages(transcript: readonly { role: string }[]) {
+  return transcript.filter((m) => m.role === 'tool') as unknown as {
+    toolCallId: string;
+    output: unknown;
+    success: boolean;
+    error?: string;
+  }[];
+}
+
+describe('approvals with the approve callback', () => {
+  it('runs an approved call, answers a rejected one with the reason, runs the rest meanwhile', async () => {
+    const ran: string[] = [];
+    const asked: string[] = [];
+    const chain = createChain({
+      model: script([
+        { id: 'c1', name: 'drop_table', arguments: { table: 'users' } },
+        { id: 'c2', name: 'drop_table', arguments: { table: 'logs' } },
+        { id: 'c3', name: 'read_table', arguments: { table: 'users' } },
+      ]),
+      tools: tools(ran),
+    });
+    const events: ChainStreamEvent[] = [];
+    for await (const event of chain.stream('Clean up', {
+      approve: async (request) => {
+        asked.push(`${request.callId}:${request.tool}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        return (request.arguments as { table: string }).table === 'logs'
+          ? true
+          : { approved: false, reason: 'users is production' };
+      },
+    })) {
+      events.push(event);
+    }
+    expect(asked).toEqual(['c1:drop_table', 'c2:drop_table']);
+    // The read ran while the drops waited.
+    expect(ran).toEqual(['read users', 'drop logs']);
+    const final = events.at(-1);
+    if (final?.type !== 'final' || !final.result) throw new Error('no result');
+    const results = toolMessages(final.result.transcript);
+    expect(results.map((r) => [r.toolCallId, r.success, r.error ?? r.output])).toEqual([
+      ['c1', false, 'Not approved: users is production'],
+      ['c2', true, 'dropped logs'],
+      ['c3', true, 'rows of users'],
+    ]);
+    const states = events.filter((e) => e.type === 'state').map((e) => e.state);
+    expect(states).toContain('awaitingApproval');
+    const approvalEvents = events
+      .filter((e) => e.type === 'approval-requested' || e.type === 'approval-decided')
+      .map((e) =>
+        e.type === 'approval-requested'
+          ? `asked ${e.request.callId}`
+          : `decided ${e.decision.callId} ${e.decision.approved}`,
+      );
+    expect(approvalEvents).toEqual(['asked c1', 'asked c2', 'decided c1 false', 'decided c2 true']);
+    const details = final.details.toolCalls.map((d) => [d.call.id, d.approval?.approved]);
+    expect(details).toEqual(
+      expect.arrayContaining([
+        ['c1', false],
+        ['c2', true],
+        ['c3', undefined],
+      ]),
+    );
+  });
+});
+
+describe('approvals of durable runs (approvals(store))', () => {
+  it('parks, lists the pending call, takes a decision from elsewhere and resumes without repeating a call', async () => {
+    const ran: string[] = [];
+    const store = memoryStore();
+    const model = script([
+      { id: 'c1', name: 'drop_table', arguments: { table: 'logs' } },
+      { id: 'c2', name: 'read_table', arguments: { table: 'logs' } },
+    ]);
+    const chain = createChain({ model, tools: tools(ran) });
+    const parked = await chain
+      .invoke('Clean up', { runId: 'r1', store, parkForApproval: true })
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    expect(ApprovalPendingError.isInstance(parked)).toBe(true);
+    expect((parked as ApprovalPendingError).approvals).toEqual([
+      { callId: 'c1', tool: 'drop_table', arguments: { table: 'logs' } },
+    ]);
+    expect(ran).toEqual(['read logs']);
+    const pending = await approvals(store).list();
+    expect(pending).toEqual([
+      expect.objectContaining({
+        runId: 'r1',
+        kind: 'chain',
+        callId: 'c1',
+        tool: 'drop_table',
+        arguments: { table: 'logs' },
+      }),
+    ]);
+    expect(await approvals(store).approve('r1', 'c1')).toBe(true);
+    // A second decision on the same call counts for nothing.
+    expect(await approvals(store).reject('r1', 'c1', 'too late')).toBe(false);
+    expect(await approvals(store).list()).toEqual([]);
+    const result = await chain.resume('r1', { store });
+    expect(result.text).toBe('done');
+    expect(ran).toEqual(['read logs', 'drop logs']);
+    expect(model.requests).toHaveLength(2);
+    const results = toolMessages(result.transcript);
+    expect(results.map((r) => r.output)).toEqual(['dropped logs', 'rows of logs']);
+    await expect(approvals(store).approve('r1', 'c1')).resolves.toBe(false);
+    await expect(approvals(store).approve('r1', 'c9')).rejects.toThrow(
+      /never asked for approval of call 'c9'/,
+    );
+    await expect(approvals(store).approve('nope', 'c1')).rejects.toThrow(/No run 'nope'/);
+  });
+
+  it('a waiting run takes a decision posted in the same process at once', async () => {
+    const ran: string[] = [];
+    const store = memoryStore();
+    const chain = createChain({
+      model: script([{ id: 'c1', name: 'drop_table', arguments: { table: 'tmp' } }]),
+      tools: tools(ran),
+    });
+    const events: string[] = [];
+    const run = (async () => {
+      for await (const event of chain.stream('Clean up', { runId: 'r2', store })) {
+        events.push(event.type);
+        if (event.type === 'approval-requested') {
+          await approvals(store).reject('r2', event.request.callId, 'keep it');
+        }
+        if (event.type === 'final') return event.result;
+      }
+    })();
+    const result = await run;
+    expect(ran).toEqual([]);
+    expect(toolMessages(result?.transcript ?? [])[0]?.error).toBe('Not approved: keep it');
+  });
+});
+
+describe('approval deadlines', () => {
+  it("rejects a call no one decides in time: the model reads 'no decision in time'", async () => {
+    const ran: string[] = [];
+    const chain = createChain({
+      model: script([{ id: 'c1', name: 'pay', arguments: { cents: 500 } }]),
+      tools: tools(ran),
+      approvalTimeoutMs: 30,
+    });
+    const result = await chain.invoke('Pay', { approve: () => undefined });
+    expect(ran).toEqual([]);
+    expect(toolMessages(result.transcript)[0]?.error).toBe('Not approved: no decision in time');
+    expect(result.details().toolCalls[0]?.approval).toMatchObject({
+      approved: false,
+      timedOut: true,
+    });
+  });
+
+  it("fails the run with onApprovalTimeout: 'fail', keeping the transcript valid", async () => {
+    const ran: string[] = [];
+    const chain = createChain({
+      model: script([
+        { id: 'c1', name: 'pay', arguments: { cents: 500 } },
+        { id: 'c2', name: 'pay', arguments: { cents: 5 } },
+      ]),
+      tools: tools(ran),
+      approvalTimeoutMs: 30,
+      onApprovalTimeout: 'fail',
+    });
+    const error = await chain.invoke('Pay', { approve: () => undefined }).catch((e) => e);
+    expect(TimeoutError.isInstance(error)).toBe(true);
+    expect(error.message).toMatch(
+      /No decision on tool call c1 \('pay'\) within its approvalTimeoutMs \(30 ms\)/,
+    );
+    // The small payment needed no approval and ran.
+    expect(ran).toEqual(['pay 5']);
+    const tool = toolMessages(error.partial.transcript);
+    expect(tool.map((t) => t.toolCallId).sort()).toEqual(['c1', 'c2']);
+  });
+});
+
+describe('approval options', () => {
+  it('refuses a run no one could decide, and bad options, naming them', async () => {
+    const chain = createChain({ model: script([]), tools: tools([]) });
+    await expect(chain.invoke('x')).rejects.toThrow(ConfigError);
+    await expect(chain.invoke('x')).rejects.toThrow(/'drop_table', 'pay' needs approval/);
+    await expect(chain.invoke('x', { approve: () => true, parkForApproval: true })).rejects.toThrow(
+      /`parkForApproval`: a run parks in its journal/,
+    );
+    expect(() =>
+      createChain({
+        model: script([]),
+        approvalTimeoutMs: -1,
+        onApprovalTimeout: 'later' as never,
+      }),
+    ).toThrow(/approvalTimeoutMs[\s\S]*onApprovalTimeout/);
+    expect(() =>
+      defineTool({
+        name: 't',
+        description: 'd',
+        input: z.object({}),
+        execute: () => 1,
+        needsApproval: 'yes' as never,
+      }),
+    ).toThrow(/needsApproval must be true, false or a function/);
+  });
+});
+
+describe('approvals from an app machine', () => {
+  it('an app that invokes the chain machine answers the approval with an event', async () => {
+    const ran: string[] = [];
+    const chain = createChain({
+      model: script([
+        { id: 'c1', name: 'drop_table', arguments: { table: 'users' } },
+        { id: 'c2', name: 'drop_table', arguments: { table: 'tmp' } },
+      ]),
+      tools: tools(ran),
+    });
+    type AgentSnapshot = SnapshotFrom<typeof chain.machine>;
+    const app = setup({
+      types: { context: {} as { output: unknown } },
+      actors: { agent: chain.machine },
+    }).createMachine({
+      context: { output: undefined },
+      initial: 'working',
+      states: {
+        working: {
+          invoke: {
+            id: 'agent',
+            src: 'agent',
+            input: chain.input('Clean up'),
+            // The app's own policy: tmp tables may go, others not.
+            onSnapshot: {
+              guard: ({ event }) =>
+                (event.snapshot as AgentSnapshot).context.approvals.awaiting.length > 0,
+              actions: enqueueActions(({ event, enqueue }) => {
+                for (const request of (event.snapshot as AgentSnapshot).context.approvals
+                  .awaiting) {
+                  const table = (request.arguments as { table: string }).table;
+                  enqueue.sendTo(
+                    'agent',
+                    table === 'tmp'
+                      ? { type: 'APPROVE', callId: request.callId }
+                      : { type: 'REJECT', callId: request.callId, reason: `${table} stays` },
+                  );
+                }
+              }),
+            },
+            onDone: { target: 'done', actions: assign({ output: ({ event }) => event.output }) },
+          },
+        },
+        done: { type: 'final' },
+      },
+    });
+    const actor = createActor(app).start();
+    await toPromise(actor);
+    const output = actor.getSnapshot().context.output as { status: string; transcript: unknown };
+    expect(output.status).toBe('succeeded');
+    expect(ran).toEqual(['drop tmp']);
+    const results = toolMessages(
+      (output.transcript as { toArray(): { role: string }[] }).toArray(),
+    );
+    expect(results.map((r) => r.error ?? r.output)).toEqual([
+      'Not approved: users stays',
+      'dropped tmp',
+    ]);
+  });
+});
