@@ -80,3 +80,19 @@ describe('README durable run', () => {
     expect(stdout).toContain('first process: SIGKILL');
   }, 30_000);
 });
+
+describe('README approval', () => {
+  it('shows examples/approval.ts as it is, and what its three processes print', async () => {
+    const [readme, source] = await Promise.all([
+      readFile('README.md', 'utf8'),
+      readFile('examples/approval.ts', 'utf8'),
+    ]);
+    expect(blockAfter(readme, 'approval:code')).toBe(source);
+    const { stdout } = await run(
+      'node',
+      ['--conditions=statecraft-source', '--import', 'tsx', 'examples/approval.ts'],
+      { timeout: 30_000 },
+    );
+    expect(stdout).toBe(blockAfter(readme, 'approval:output'));
+  }, 30_000);
+});

@@ -13,6 +13,7 @@ const HOOKS = [
   'onModelCallEnd',
   'onToolCallStart',
   'onToolCallEnd',
+  'onApproval',
   'onRunEnd',
 ] as const satisfies readonly (keyof RunObserver)[];
 

@@ -40,6 +40,9 @@ export const ATTR = {
   runKind: 'statecraft.run.kind',
   modelCallPurpose: 'statecraft.model_call.purpose',
   toolExecutor: 'statecraft.tool.executor',
+  approvalApproved: 'statecraft.approval.approved',
+  approvalReason: 'statecraft.approval.reason',
+  approvalTimedOut: 'statecraft.approval.timed_out',
 } as const;
 
 /** Our adapters' provider names as the conventions' well-known `gen_ai.provider.name` values. */

@@ -82,6 +82,8 @@ export function otelObserver(options: OtelObserverOptions = {}): RunObserver {
   const runs = new Map<string, OpenRun>();
   const modelCalls = new WeakMap<ObservedModelCall, OpenCall>();
   const toolSpans = new WeakMap<ObservedToolCall, Span>();
+  /** Calls waiting for a decision (SPEC H2), by run and call id: `await_approval {tool}`. */
+  const approvalSpans = new Map<string, { readonly runId: string; readonly span: Span }>();
 
   /** The context a span of `run` starts in: its parent run's span, else whatever is active. */
   const parentContext = (parentRunId: string | undefined): Context => {
@@ -154,6 +156,12 @@ export function otelObserver(options: OtelObserverOptions = {}): RunObserver {
     },
 
     onRunEnd(run, outcome) {
+      // A wait the run's end cut short (a parked run, an abort) ends with it, undecided.
+      for (const [key, waiting] of approvalSpans) {
+        if (waiting.runId !== run.runId) continue;
+        approvalSpans.delete(key);
+        waiting.span.end(outcome.endTime);
+      }
       const open = runs.get(run.runId);
       if (!open) return;
       runs.delete(run.runId);
@@ -216,6 +224,37 @@ export function otelObserver(options: OtelObserverOptions = {}): RunObserver {
       if ('error' in outcome) fail(open.span, outcome.error, captureContent);
       else recordResponse(open.span, outcome.response, outcome.usage, captureContent);
       if (open.owned) open.span.end(outcome.endTime);
+    },
+
+    onApproval(run, approval) {
+      if (approval.type === 'requested') {
+        const { request } = approval;
+        const key = `${run.runId}\u0000${request.callId}`;
+        if (approvalSpans.has(key)) return;
+        const attributes: Attributes = {
+          [ATTR.toolName]: request.tool,
+          [ATTR.toolCallId]: request.callId,
+        };
+        if (captureContent) attributes[ATTR.toolCallArguments] = contentText(request.arguments);
+        const span = tracer.startSpan(
+          `await_approval ${request.tool}`,
+          { kind: SpanKind.INTERNAL, startTime: approval.time, attributes },
+          runContext(run),
+        );
+        approvalSpans.set(key, { runId: run.runId, span });
+        return;
+      }
+      const { decision } = approval;
+      const key = `${run.runId}\u0000${decision.callId}`;
+      const waiting = approvalSpans.get(key);
+      if (!waiting) return;
+      approvalSpans.delete(key);
+      waiting.span.setAttribute(ATTR.approvalApproved, decision.approved);
+      if (decision.timedOut) waiting.span.setAttribute(ATTR.approvalTimedOut, true);
+      if (captureContent && decision.reason !== undefined) {
+        waiting.span.setAttribute(ATTR.approvalReason, decision.reason);
+      }
+      waiting.span.end(approval.time);
     },
 
     onToolCallStart(run, observed) {

@@ -48,13 +48,19 @@ export interface Admission {
   readonly result?: ToolResult;
   readonly decision?: ApprovalDecision;
   readonly waitedMs?: number;
+  /**
+   * The step was stopped (abort, deadline, the run's end, parking) before a decision: the
+   * result is a placeholder no one reads, and nothing of it is recorded or journaled.
+   */
+  readonly abandoned?: true;
 }
 
 interface Waiter {
   readonly request: ApprovalRequest;
   readonly journal: ToolCallJournal | undefined;
   readonly since: number;
-  readonly resolve: (decision: ApprovalDecision) => void;
+  /** Undefined: abandoned, no decision (see Admission). */
+  readonly resolve: (decision: ApprovalDecision | undefined) => void;
   timer?: ReturnType<typeof setTimeout>;
 }
 
@@ -144,13 +150,13 @@ export class ApprovalGate {
       at = Date.now();
       timeoutMs = this.#options.local.get(call.name)?.approvalTimeoutMs ?? this.#options.timeoutMs;
       await journal?.approvalRequested(request, at, timeoutMs);
-      if (signal.aborted) return ADMITTED; // the step is gone; its answer is dropped
+      if (signal.aborted) return abandoned(call);
     }
     const since = performance.now();
-    const decision = await new Promise<ApprovalDecision>((resolve) => {
+    const decision = await new Promise<ApprovalDecision | undefined>((resolve) => {
       const waiter: Waiter = { request, journal, since, resolve };
       this.#waiters.set(call.id, waiter);
-      const onAbort = () => this.#forget(call.id, { callId: call.id, approved: false });
+      const onAbort = () => this.#forget(call.id, undefined);
       signal.addEventListener('abort', onAbort, { once: true });
       // Asked fresh: the machine learns of it now (a journaled one was replayed to it).
       if (!asked) {
@@ -169,6 +175,7 @@ export class ApprovalGate {
       this.#watchInbox();
       this.#checkOnlyWaiting();
     });
+    if (!decision) return abandoned(call);
     return admission(call, decision, performance.now() - since);
   }
 
@@ -195,12 +202,10 @@ export class ApprovalGate {
 
   /** The run ended: no timer or inbox read outlives it. */
   close(): void {
-    for (const callId of [...this.#waiters.keys()]) {
-      this.#forget(callId, { callId, approved: false });
-    }
+    for (const callId of [...this.#waiters.keys()]) this.#forget(callId, undefined);
   }
 
-  #forget(callId: string, decision: ApprovalDecision): void {
+  #forget(callId: string, decision: ApprovalDecision | undefined): void {
     const waiter = this.#waiters.get(callId);
     if (!waiter) return;
     this.#waiters.delete(callId);
@@ -330,6 +335,10 @@ export function approvedCall(decision: ApprovalDecision, waitedMs = 0): Approved
     ...(decision.timedOut && { timedOut: true as const }),
     waitedMs: Math.round(waitedMs * 10) / 10,
   };
+}
+
+function abandoned(call: ToolCall): Admission {
+  return { result: rejectedResult(call, 'the step was stopped first'), abandoned: true };
 }
 
 function admission(call: ToolCall, decision: ApprovalDecision, waitedMs: number): Admission {

@@ -139,6 +139,8 @@ export class RunTools {
       if (!gate) return runCall(call);
       try {
         const admitted = await gate.admit(call, signal, journal);
+        // Its step is gone: the answer is dropped, so nothing of it is recorded.
+        if (admitted.abandoned && admitted.result) return admitted.result;
         const approval = admitted.decision && approvedCall(admitted.decision, admitted.waitedMs);
         if (admitted.result) {
           const now = performance.now();

@@ -88,7 +88,8 @@ const isResultOf = (callId: string) => (entry: JournalEntry) =>
 const decisions = (journal: readonly JournalEntry[]) =>
   journal.filter((entry) => entry.type === 'decision');
 
-describe('approvals across kill -9 (fileStore)', () => {
+// Child processes start tsx and fsync every entry: seconds each on a loaded 2-core machine.
+describe('approvals across kill -9 (fileStore)', { timeout: 60_000 }, () => {
   it('an approval given while no process runs the run takes effect on resume; no call repeats', async () => {
     const where = place();
     await killWhileWaiting(where);

@@ -1,4 +1,6 @@
 import {
+  type AnyTool,
+  type ApproveCallback,
   type ChainOptions,
   createChain,
   createToolLoop,
@@ -26,12 +28,14 @@ import {
   VALIDATE_BOOM,
 } from './fixtures.js';
 import type {
+  ApprovalsData,
   ChainScenario,
   Hooks,
   InvalidCalls,
   LoopScenario,
   PlanData,
   PlanStepData,
+  Scenario,
   ToolControlData,
   TurnData,
   UsageKind,
@@ -135,7 +139,12 @@ export function chainOptions(
           : {};
   return {
     model: fuzzModel(scripted, (i) => turnAt(i + from.modelCalls).usage),
-    tools: buildTools(s.tools, open, log),
+    tools: withApprovals(buildTools(s.tools, open, log), o.approvals),
+    ...(o.approvals === 'deadline' && { approvalTimeoutMs: APPROVAL_DEADLINE_MS }),
+    ...(o.approvals === 'deadlineFail' && {
+      approvalTimeoutMs: APPROVAL_DEADLINE_MS,
+      onApprovalTimeout: 'fail' as const,
+    }),
     ...(o.maxIterations !== undefined && { maxIterations: o.maxIterations }),
     ...(o.maxTokens !== undefined && { maxTokens: o.maxTokens }),
     ...(o.maxExecutionTime !== undefined && { maxExecutionTime: o.maxExecutionTime }),
@@ -306,6 +315,37 @@ export function loopOptions(
  */
 const oddCall = (call: ToolCall) =>
   ((JSON.stringify(call.arguments) ?? '').length + call.name.length) % 2 === 1;
+
+/** How long a call waits for a decision under the deadline scenarios. */
+const APPROVAL_DEADLINE_MS = 4;
+
+/** Tools whose calls need approval when what they ask is odd (see oddCall), for SPEC H2. */
+function withApprovals(tools: AnyTool[], approvals: ApprovalsData | undefined): AnyTool[] {
+  if (approvals === undefined || approvals === 'none') return tools;
+  return tools.map((tool) => ({
+    ...tool,
+    needsApproval: (args: unknown) => oddCall({ id: '', name: tool.name, arguments: args }),
+  }));
+}
+
+/**
+ * The run options a scenario's runs take (every process of a durable one): the `approve`
+ * callback, which approves calls of even-numbered tools and rejects the rest, after a tick,
+ * or leaves every call to its deadline.
+ */
+export function runOptionsOf(s: Scenario): { readonly approve?: ApproveCallback } {
+  const approvals = s.kind === 'chain' ? s.options.approvals : undefined;
+  if (approvals === undefined || approvals === 'none') return {};
+  if (approvals !== 'decide') return { approve: () => undefined };
+  return {
+    approve: async (request) => {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      return Number(request.tool.slice(1)) % 2 === 0
+        ? true
+        : { approved: false, reason: 'fuzz rejects it' };
+    },
+  };
+}
 
 /** The hooks and invalidToolCall a scenario asks for (SPEC H1, H4). */
 function toolControl(o: Partial<ToolControlData>): ToolCallHooks & {

@@ -125,4 +125,33 @@ export const CRASH_COUNTEREXAMPLES: readonly Counterexample[] = [
       crash: 1000,
     },
   },
+  {
+    // An abort while a call waits for approval (SPEC H2): the gate let the waiting call go
+    // with a "not approved" result, which was journaled after the `abort` entry; a resume then
+    // ended before reaching it, a JournalMismatchError. Found by `npm run fuzz -- --crash
+    // --seed 44 --only chain` (run 235).
+    name: 'journal-sound: an abort while a call waits for approval journals nothing for that call',
+    crashCase: {
+      scenario: {
+        kind: 'chain',
+        tools: [{ ...waitsForSignal, behaviour: 'json', value: {}, returnDirect: true }],
+        turns: [
+          {
+            ...callsTool0,
+            answer: { kind: 'calls', calls: [{ target: 0, args: 'valid', n: 0, withId: false }] },
+          },
+        ],
+        options: {
+          structured: 'none',
+          validate: 'none',
+          hooks: 'none',
+          invalidToolCall: 'default',
+          approvals: 'deadlineFail',
+        },
+        abortAtMs: 0,
+        via: 'invoke',
+      } satisfies ChainScenario,
+      crash: 0,
+    },
+  },
 ];

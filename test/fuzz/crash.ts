@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { type JournalEntry, type JournalStore, memoryStore } from 'statecraft';
-import { FROM_START, REJECT_ONCE, type ScriptStart } from './build.js';
+import { FROM_START, REJECT_ONCE, runOptionsOf, type ScriptStart } from './build.js';
 import { type Execution, type ModelState, OpenThings } from './fixtures.js';
 import {
   BOUND_MS,
@@ -234,7 +234,7 @@ export async function checkCrash(c: CrashCase, onOutcome?: OutcomeListener): Pro
       s,
       s.abortAtMs,
       (signal) => {
-        const options = { signal, runId, store };
+        const options = { signal, runId, store, ...runOptionsOf(s) };
         return s.via === 'invoke' ? first.invoke(INPUT, options) : first.stream(INPUT, options);
       },
       s.via,
@@ -260,7 +260,7 @@ export async function checkCrash(c: CrashCase, onOutcome?: OutcomeListener): Pro
     const second = build(opens[1], state2, log2, facts.from);
     if (!second) return;
     const resume = (runnable: FuzzRunnable) => (signal: AbortSignal) =>
-      runnable.resume(runId, { store: crashed, signal });
+      runnable.resume(runId, { store: crashed, signal, ...runOptionsOf(s) });
     const resumed = `resumed (crash after entry ${prefix.length} of ${entries.length}, a '${prefix.at(-1)?.type}'): `;
     const outcome2 = await phase(s, s.abortAtMs, resume(second), 'invoke', state2, fail, {
       onOutcome,

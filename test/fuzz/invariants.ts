@@ -18,7 +18,7 @@ import {
   userMessage,
 } from 'statecraft';
 import { ScriptedModel } from 'statecraft/testing';
-import { type BuildExtras, buildChain, buildLoop } from './build.js';
+import { type BuildExtras, buildChain, buildLoop, runOptionsOf } from './build.js';
 import { type ModelState, OpenThings, VALIDATE_BOOM } from './fixtures.js';
 import type { ChainScenario, LoopScenario, Scenario } from './scenario.js';
 
@@ -304,7 +304,7 @@ export async function checkScenario(
     if (!runnable) return;
     const abort = scheduleAbort(s.abortAtMs);
     try {
-      const options = { signal: abort.signal };
+      const options = { signal: abort.signal, ...runOptionsOf(s) };
       const outcome = await checkRun(
         s,
         () =>
@@ -337,7 +337,10 @@ function checkTyped(s: Scenario, error: unknown, state: ModelState, fail: Fail):
     if (s.abortAtMs === undefined) fail('typed-outcome', `AbortError without an abort: ${message}`);
   } else if (TimeoutError.isInstance(error)) {
     const limit = s.kind === 'chain' ? s.options.maxExecutionTime : s.options.timeout;
-    if (limit === undefined) fail('typed-outcome', `TimeoutError without a time limit: ${message}`);
+    // A call's approval deadline fails the run under onApprovalTimeout 'fail' (SPEC H2).
+    const approvalDeadline = s.kind === 'chain' && s.options.approvals === 'deadlineFail';
+    if (limit === undefined && !approvalDeadline)
+      fail('typed-outcome', `TimeoutError without a time limit: ${message}`);
   } else if (ModelError.isInstance(error)) {
     if (!state.failed) {
       fail(

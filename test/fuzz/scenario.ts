@@ -93,10 +93,18 @@ export type Hooks =
   | 'throwBefore'
   | 'throwAfter';
 export type InvalidCalls = 'default' | 'fail' | 'fixed' | 'worded';
+/**
+ * Approvals (SPEC H2): no tool needs them, or some calls do (decided by what the call asks)
+ * and the run's `approve` callback approves or rejects them, or leaves them to a short
+ * deadline that rejects them or fails the run.
+ */
+export type ApprovalsData = 'none' | 'decide' | 'deadline' | 'deadlineFail';
 
 export interface ToolControlData {
   readonly hooks: Hooks;
   readonly invalidToolCall: InvalidCalls;
+  /** Chains only (tool loops: undefined). */
+  readonly approvals?: ApprovalsData;
 }
 
 export interface ChainOptionsData extends ToolControlData {
@@ -288,6 +296,15 @@ const hooksArb = fc.constantFrom<Hooks>(
   'throwBefore',
   'throwAfter',
 );
+/** Mostly none, so most runs are not slowed by deadlines. */
+const approvalsArb = fc.constantFrom<ApprovalsData>(
+  'none',
+  'none',
+  'none',
+  'decide',
+  'deadline',
+  'deadlineFail',
+);
 const invalidCallsArb = fc.constantFrom<InvalidCalls>(
   'default',
   'default',
@@ -300,6 +317,7 @@ const chainOptionsArb: fc.Arbitrary<ChainOptionsData> = fc
   .record({
     hooks: hooksArb,
     invalidToolCall: invalidCallsArb,
+    approvals: approvalsArb,
     maxIterations: maybe(fc.integer({ min: 1, max: 6 })),
     maxTokens: maybe(fc.integer({ min: 50, max: 4_000 })),
     maxExecutionTime: maybe(fc.integer({ min: 5, max: 80 })),

@@ -13,10 +13,12 @@ import {
   memoryStore,
   TimeoutError,
 } from 'statecraft';
+import { otelObserver } from 'statecraft/otel';
 import { ScriptedModel } from 'statecraft/testing';
 import { describe, expect, it } from 'vitest';
 import { assign, createActor, enqueueActions, type SnapshotFrom, setup, toPromise } from 'xstate';
 import { z } from 'zod';
+import { ms, tracing } from '../otel/tracing.js';
 
 function tools(ran: string[]) {
   const drop = defineTool({
@@ -315,5 +317,46 @@ describe('approvals from an app machine', () => {
       'Not approved: users stays',
       'dropped tmp',
     ]);
+  });
+});
+
+describe('approvals seen from outside', () => {
+  it('observers hear of the wait, and OpenTelemetry records it as an await_approval span', async () => {
+    const ran: string[] = [];
+    const { tracer, spans } = tracing();
+    const heard: string[] = [];
+    const chain = createChain({
+      model: script([{ id: 'c1', name: 'pay', arguments: { cents: 900 } }]),
+      tools: tools(ran),
+      name: 'payer',
+    });
+    await chain.invoke('Pay', {
+      approve: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 15));
+        return { approved: false, reason: 'over budget' };
+      },
+      observers: [
+        otelObserver({ tracer, captureContent: true }),
+        {
+          onApproval: (_run, approval) =>
+            heard.push(
+              approval.type === 'requested'
+                ? `requested ${approval.request.tool}`
+                : `decided ${approval.decision.approved} after ${approval.waitedMs >= 10 ? '>=10' : '<10'} ms`,
+            ),
+        },
+      ],
+    });
+    expect(heard).toEqual(['requested pay', 'decided false after >=10 ms']);
+    const wait = spans().find((span) => span.name === 'await_approval pay');
+    expect(wait?.attributes).toMatchObject({
+      'gen_ai.tool.name': 'pay',
+      'gen_ai.tool.call.id': 'c1',
+      'statecraft.approval.approved': false,
+      'statecraft.approval.reason': 'over budget',
+    });
+    const agent = spans().find((span) => span.name === 'invoke_agent payer');
+    expect(wait?.parentSpanContext?.spanId).toBe(agent?.spanContext().spanId);
+    expect(ms(wait?.duration ?? [0, 0])).toBeGreaterThanOrEqual(10);
   });
 });
