@@ -133,6 +133,12 @@ export class RunTools {
     const step = ++this.#step;
     let openedStream = false;
     const gate = this.#options.approvals;
+    // A call's result is journaled only while its step is still wanted: once the step was
+    // cancelled (maxExecutionTime, an abort) the machine never gets it, and an entry written
+    // then would land after what the run went on to do, where a replay cannot place it.
+    const finished = (call: ToolCall, result: ToolResult, executor: string, ms: number) => {
+      if (!signal.aborted) journal?.finished(call, result, executor, ms);
+    };
     const timed = async (call: ToolCall) =>
       this.#timed(call, signal, journal && (await this.#attempt(call, journal)));
     const gated = async (call: ToolCall): Promise<ToolResult> => {
@@ -152,7 +158,7 @@ export class RunTools {
             endedAt: now,
             ...(approval && { approval }),
           });
-          journal?.finished(call, admitted.result, 'local', 0);
+          finished(call, admitted.result, 'local', 0);
           return admitted.result;
         }
         if (approval) this.#approved.set(call.id, approval);
@@ -165,7 +171,7 @@ export class RunTools {
       const started = performance.now();
       const result = await (this.#limit ? this.#limit(() => timed(call)) : timed(call));
       if (!result.success || !isAsyncIterable(result.output)) {
-        journal?.finished(call, result, this.#executorAfter(call), performance.now() - started);
+        finished(call, result, this.#executorAfter(call), performance.now() - started);
         return result;
       }
       const link = this.#links.get(result.toolCallId) ?? NO_LINK;
@@ -176,7 +182,7 @@ export class RunTools {
           ? await this.#streams.drain(result, signal, link)
           : await this.#streams.open(result, step, link);
       if (result.toolCallId !== directCallId) openedStream ||= settled.success;
-      journal?.finished(call, settled, this.#executorAfter(call), performance.now() - started);
+      finished(call, settled, this.#executorAfter(call), performance.now() - started);
       return settled;
     };
     const unfinished = calls.filter((call) => !journal?.known(call.id)?.finished);

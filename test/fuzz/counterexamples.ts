@@ -154,4 +154,39 @@ export const CRASH_COUNTEREXAMPLES: readonly Counterexample[] = [
       crash: 0,
     },
   },
+  {
+    // maxExecutionTime cancels a tool step and 'generate' goes on to its final call: the
+    // cancelled call's result was journaled after that call's request, where a replay cannot
+    // place it (a re-resume was a JournalMismatchError). Found by the fuzz once its options
+    // were drawn at all (issue 16, budgets).
+    name: 'journal-sound: a tool step cut short by maxExecutionTime journals no result after the run moved on',
+    crashCase: {
+      scenario: {
+        kind: 'chain',
+        tools: [
+          { ...waitsForSignal, behaviour: 'gen', value: false, delayMs: 4, returnDirect: true },
+        ],
+        turns: [
+          callsTool0,
+          {
+            ...callsTool0,
+            answer: {
+              kind: 'calls',
+              calls: [{ target: 'stop', args: 'valid', n: 0, withId: true }],
+            },
+          },
+        ],
+        options: {
+          structured: 'jsonObject',
+          validate: 'none',
+          hooks: 'none',
+          invalidToolCall: 'default',
+          maxExecutionTime: 5,
+          earlyStopping: 'generate',
+        },
+        via: 'invoke',
+      } satisfies ChainScenario,
+      crash: 0,
+    },
+  },
 ];
