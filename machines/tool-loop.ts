@@ -5,6 +5,12 @@ import { type Convergence, converge } from '../src/tool-loop/converge.js';
 import { normalizePlan, type Plan, type ToolCommand } from '../src/tool-loop/plan.js';
 import type { PlannerContext } from '../src/tool-loop/planner-context.js';
 import type { ToolExecutionRecord } from '../src/tool-loop/records.js';
+import {
+  type ApprovalDecision,
+  type ApprovalRequest,
+  type ApprovalTimeoutPolicy,
+  NO_DECISION_IN_TIME,
+} from '../src/tools/approval.js';
 import { addUsage, type Usage, ZERO_USAGE } from '../src/usage.js';
 
 // The tool loop (seed 001): a planner plans a round of tool commands, an executor runs them
@@ -18,6 +24,15 @@ import { addUsage, type Usage, ZERO_USAGE } from '../src/usage.js';
 // which aborts what is in flight and drops its late answers. As in the chain: no child actor
 // is spawned per state, so a snapshot holds no invoke a restore would run again, every effect
 // is an event in the inspector, and the event log is the run's journal.
+//
+// SPEC H2, as in the chain: a command of a tool that needs approval moves the round from
+// `executing` to `awaitingApproval` (the host asks, `approval.requested`) until every such
+// command of the round is decided: APPROVE / REJECT from outside, or its deadline
+// (`approval.timedOut`). Each decision is forwarded to the host (`decide`), which runs the
+// approved command or records the rejected one as failed; the round's other commands run
+// meanwhile. The round is handed to the host once, on the way into `executing`: a return
+// from `awaitingApproval` is the same round going on. Only the host runs commands, and it
+// runs one that needs approval only once the machine forwarded an approval.
 
 /** Everything the machine decides with; fixed for a run. Plain JSON. */
 export interface ToolLoopConfig {
@@ -28,6 +43,11 @@ export interface ToolLoopConfig {
   readonly enabled?: boolean;
   /** A hard bound on executed rounds (SPEC T2). */
   readonly maxRounds: number;
+  /**
+   * SPEC H3: commands executed per run, over all rounds; undefined: no limit. A plan whose
+   * commands would pass it runs none of them: the loop stops, as at maxRounds.
+   */
+  readonly maxToolCalls?: number;
   /** Milliseconds for the whole loop, final response included; undefined: no limit. */
   readonly timeout?: number;
   /** How many times a round's planner may answer with something that is not a plan. */
@@ -36,6 +56,8 @@ export interface ToolLoopConfig {
   readonly respond: boolean;
   /** Stop after the first plan, executing nothing (`planOnly()`). */
   readonly planOnly?: boolean;
+  /** What a command's approval deadline does when it passes (SPEC H2); undefined: 'reject'. */
+  readonly approvalTimeout?: ApprovalTimeoutPolicy;
 }
 
 export interface ToolLoopInput {
@@ -82,6 +104,7 @@ export type StopReason =
   | 'no-commands'
   | 'tools-off'
   | 'max-rounds'
+  | 'max-tool-calls'
   | 'plan-only'
   | 'disabled';
 
@@ -99,6 +122,18 @@ export interface ToolLoopFailure {
   readonly limit?: number;
 }
 
+/** The commands of the round in progress that wait for a decision, and the run's decisions. */
+export interface ToolLoopApprovals {
+  readonly awaiting: readonly ApprovalRequest[];
+  readonly decided: readonly ApprovalDecision[];
+}
+
+const NO_APPROVALS: ToolLoopApprovals = { awaiting: [], decided: [] };
+
+/**
+ * 18 top-level keys: keep it under 20 (see ChainContext: XState's assign copies the context,
+ * and V8 makes a copy of 20 or more properties a dictionary-mode object, much slower).
+ */
 export interface ToolLoopContext {
   readonly config: ToolLoopConfig;
   readonly userInput: string;
@@ -123,6 +158,8 @@ export interface ToolLoopContext {
   readonly convergence: Convergence | undefined;
   readonly response: ResponseOutcome | undefined;
   readonly failure: ToolLoopFailure | undefined;
+  /** SPEC H2: the round's commands waiting for a decision, and every decision of the run. */
+  readonly approvals: ToolLoopApprovals;
 }
 
 interface ToolLoopRunData {
@@ -150,11 +187,21 @@ export type ToolLoopEffectRequest =
   | { readonly type: 'execute'; readonly input: ExecuteInput }
   | { readonly type: 'respond'; readonly input: RespondInput }
   /** Abort what is in flight and drop its late answers: the loop has stopped. */
-  | { readonly type: 'cancel'; readonly reason: 'timeout' | 'abort' };
+  | { readonly type: 'cancel'; readonly reason: 'timeout' | 'abort' }
+  /** A command of the round was decided (SPEC H2): run it, or record it as not approved. */
+  | { readonly type: 'decide'; readonly decision: ApprovalDecision };
 
-/** Events the loop reacts to: the effects' answers, and ABORT from outside. */
+/** Events the loop reacts to: the effects' answers, and ABORT, APPROVE, REJECT from outside. */
 export type ToolLoopEvent =
   | { readonly type: 'ABORT'; readonly reason?: string }
+  /** Approves a command that awaits a decision (by its call id); any other id is ignored. */
+  | { readonly type: 'APPROVE'; readonly callId: string }
+  /** Rejects a command that awaits a decision: the planner reads the reason in its record. */
+  | { readonly type: 'REJECT'; readonly callId: string; readonly reason?: string }
+  /** The host: a command of the round needs a decision before it runs. */
+  | { readonly type: 'approval.requested'; readonly request: ApprovalRequest }
+  /** The host: no decision came within the command's approvalTimeoutMs. */
+  | { readonly type: 'approval.timedOut'; readonly callId: string; readonly timeoutMs: number }
   | { readonly type: 'plan.done'; readonly output: PlanOutcome }
   | { readonly type: 'plan.error'; readonly error: unknown }
   | {
@@ -201,6 +248,15 @@ export const toolLoopMachine = setup({
     isLoopDisabled: ({ context }) => context.config.enabled === false,
     hasNoTools: ({ context }) => context.availableTools.length === 0,
     isOverRoundLimit: ({ context }) => context.roundIndex >= context.config.maxRounds,
+    // SPEC H3: no command can run any more; no planner call is made for a plan that could not run.
+    isToolCallBudgetSpent: ({ context }) =>
+      context.config.maxToolCalls !== undefined &&
+      context.donePlans.length >= context.config.maxToolCalls,
+    // The plan's commands would take the run past maxToolCalls: none of them runs.
+    isOverToolCallBudget: ({ context }) =>
+      context.config.maxToolCalls !== undefined &&
+      context.donePlans.length + (context.plan?.executionCommands.length ?? 0) >
+        context.config.maxToolCalls,
     isMalformedPlan: (_, params: { outcome: PlanOutcome }) => !isRecord(params.outcome.raw),
     // A malformed plan with attempts left: the planner is asked again, told what was wrong.
     canRetryPlan: ({ context }, params: { outcome: PlanOutcome }) =>
@@ -208,9 +264,18 @@ export const toolLoopMachine = setup({
     wantsResponse: ({ context }) => context.plan?.nextAction !== 'execute',
     hasNoCommands: ({ context }) => (context.plan?.executionCommands.length ?? 0) === 0,
     shouldExecute: and([not('wantsResponse'), not('hasNoCommands')]),
+    wouldPassToolCallBudget: and(['shouldExecute', 'isOverToolCallBudget']),
     shouldRespond: ({ context }) => context.config.respond,
     isPlanOnly: ({ context }) => context.config.planOnly === true,
     hasTimeout: ({ context }) => context.config.timeout !== undefined,
+    // A decision counts for a command that waits for one; a second decision on it is ignored.
+    isAwaitingDecision: ({ context, event }) =>
+      'callId' in event && context.approvals.awaiting.some((a) => a.callId === event.callId),
+    hasNoPendingApprovals: ({ context }) => context.approvals.awaiting.length === 0,
+    shouldFailOnApprovalTimeout: and([
+      'isAwaitingDecision',
+      ({ context }) => context.config.approvalTimeout === 'fail',
+    ]),
   },
   actions: {
     requestPlan: sendTo('effects', ({ context }) => ({
@@ -226,6 +291,7 @@ export const toolLoopMachine = setup({
         ...(context.planError !== undefined && { planError: context.planError }),
       } satisfies PlannerContext,
     })),
+    // On the way into `executing` only: a return from `awaitingApproval` is the same round.
     requestExecution: sendTo('effects', ({ context }) => ({
       type: 'execute' as const,
       input: {
@@ -246,6 +312,33 @@ export const toolLoopMachine = setup({
       type: 'cancel' as const,
       reason: params.reason,
     })),
+    recordApprovalRequest: assign(({ context, event }) => {
+      const { request } = event as Extract<ToolLoopEvent, { type: 'approval.requested' }>;
+      return {
+        approvals: { ...context.approvals, awaiting: [...context.approvals.awaiting, request] },
+      };
+    }),
+    recordDecision: assign(({ context }, params: { decision: ApprovalDecision }) => ({
+      approvals: {
+        awaiting: context.approvals.awaiting.filter((a) => a.callId !== params.decision.callId),
+        decided: [...context.approvals.decided, params.decision],
+      },
+    })),
+    // The host journals the decision and runs, or records as rejected, the command.
+    forwardDecision: sendTo('effects', (_, params: { decision: ApprovalDecision }) => ({
+      type: 'decide' as const,
+      decision: params.decision,
+    })),
+    failOnApprovalTimeout: assign(({ context }, params: { callId: string; timeoutMs: number }) => {
+      const request = context.approvals.awaiting.find((a) => a.callId === params.callId);
+      return {
+        failure: {
+          code: 'TIMEOUT' as const,
+          message: `No decision on tool call ${params.callId} ('${request?.tool ?? 'unknown'}') within its approvalTimeoutMs (${params.timeoutMs} ms)`,
+          limit: params.timeoutMs,
+        },
+      };
+    }),
     stopWith: assign((_, params: { reason: StopReason }) => ({ stopReason: params.reason })),
     recordPlan: assign(({ context }, params: { outcome: PlanOutcome }) => {
       const plan = normalizePlan(params.outcome.raw);
@@ -330,6 +423,7 @@ export const toolLoopMachine = setup({
     convergence: undefined,
     response: undefined,
     failure: undefined,
+    approvals: NO_APPROVALS,
   }),
   initial: 'running',
   invoke: { id: 'effects', src: 'effects' },
@@ -373,6 +467,11 @@ export const toolLoopMachine = setup({
               guard: 'isOverRoundLimit',
               target: 'converging',
               actions: { type: 'stopWith', params: { reason: 'max-rounds' } },
+            },
+            {
+              guard: 'isToolCallBudgetSpent',
+              target: 'converging',
+              actions: { type: 'stopWith', params: { reason: 'max-tool-calls' } },
             },
             { target: 'planning' },
           ],
@@ -424,7 +523,12 @@ export const toolLoopMachine = setup({
               target: '#toolLoop.done',
               actions: { type: 'stopWith', params: { reason: 'plan-only' } },
             },
-            { guard: 'shouldExecute', target: 'executing' },
+            {
+              guard: 'wouldPassToolCallBudget',
+              target: 'converging',
+              actions: { type: 'stopWith', params: { reason: 'max-tool-calls' } },
+            },
+            { guard: 'shouldExecute', target: 'executing', actions: 'requestExecution' },
             {
               guard: 'wantsResponse',
               target: 'converging',
@@ -436,9 +540,11 @@ export const toolLoopMachine = setup({
             },
           ],
         },
+        // The round was handed to the host on the way in (requestExecution): a return from
+        // `awaitingApproval` is the same round going on, not a new one.
         executing: {
-          entry: 'requestExecution',
           on: {
+            'approval.requested': { target: 'awaitingApproval', actions: 'recordApprovalRequest' },
             'execute.record': {
               actions: {
                 type: 'recordFinishedCommand',
@@ -449,6 +555,71 @@ export const toolLoopMachine = setup({
               target: 'nextRound',
               actions: { type: 'recordRound', params: ({ event }) => ({ records: event.output }) },
             },
+            'execute.error': {
+              target: '#toolLoop.failed',
+              actions: {
+                type: 'fail',
+                params: ({ event }) => ({ code: 'CHAIN_ERROR', error: event.error }),
+              },
+            },
+          },
+        },
+        // SPEC H2: some commands of the round wait for a person; the others run (and finish)
+        // meanwhile. The round cannot end here: the host answers it once all are decided.
+        awaitingApproval: {
+          always: { guard: 'hasNoPendingApprovals', target: 'executing' },
+          on: {
+            'approval.requested': { actions: 'recordApprovalRequest' },
+            APPROVE: {
+              guard: 'isAwaitingDecision',
+              actions: [
+                {
+                  type: 'recordDecision',
+                  params: ({ event }) => ({ decision: { callId: event.callId, approved: true } }),
+                },
+                {
+                  type: 'forwardDecision',
+                  params: ({ event }) => ({ decision: { callId: event.callId, approved: true } }),
+                },
+              ],
+            },
+            REJECT: {
+              guard: 'isAwaitingDecision',
+              actions: [
+                { type: 'recordDecision', params: ({ event }) => ({ decision: rejection(event) }) },
+                {
+                  type: 'forwardDecision',
+                  params: ({ event }) => ({ decision: rejection(event) }),
+                },
+              ],
+            },
+            'approval.timedOut': [
+              {
+                guard: 'shouldFailOnApprovalTimeout',
+                target: '#toolLoop.failed',
+                actions: [
+                  { type: 'forwardDecision', params: ({ event }) => ({ decision: expiry(event) }) },
+                  {
+                    type: 'failOnApprovalTimeout',
+                    params: ({ event }) => ({ callId: event.callId, timeoutMs: event.timeoutMs }),
+                  },
+                ],
+              },
+              {
+                guard: 'isAwaitingDecision',
+                actions: [
+                  { type: 'recordDecision', params: ({ event }) => ({ decision: expiry(event) }) },
+                  { type: 'forwardDecision', params: ({ event }) => ({ decision: expiry(event) }) },
+                ],
+              },
+            ],
+            'execute.record': {
+              actions: {
+                type: 'recordFinishedCommand',
+                params: ({ event }) => ({ index: event.index, record: event.record }),
+              },
+            },
+            // Only if the host broke: it answers a round once every command in it is decided.
             'execute.error': {
               target: '#toolLoop.failed',
               actions: {
@@ -504,6 +675,17 @@ export const toolLoopMachine = setup({
     };
   },
 });
+
+function rejection(event: { readonly callId: string; readonly reason?: string }): ApprovalDecision {
+  return event.reason
+    ? { callId: event.callId, approved: false, reason: event.reason }
+    : { callId: event.callId, approved: false };
+}
+
+/** A command whose deadline passed without a decision: rejected, and the planner is told why. */
+function expiry(event: { readonly callId: string }): ApprovalDecision {
+  return { callId: event.callId, approved: false, reason: NO_DECISION_IN_TIME, timedOut: true };
+}
 
 /** The records of a round that did not finish, in command order. */
 function finishedOfRound(context: ToolLoopContext): ToolExecutionRecord[] {

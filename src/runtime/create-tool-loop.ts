@@ -17,6 +17,7 @@ import type { BatchResult } from '../runnable/batch.js';
 import type { Plan } from '../tool-loop/plan.js';
 import { planResponseFormat } from '../tool-loop/planner-context.js';
 import type { ToolExecutionRecord } from '../tool-loop/records.js';
+import type { ApprovalDecision, ApprovalRequest, ApprovalRunOptions } from '../tools/approval.js';
 import type { ToolCallHooks } from '../tools/tool-hooks.js';
 import type { Usage } from '../usage.js';
 import type { DurableActorInput, DurableRunOptions } from './durable-run.js';
@@ -32,10 +33,13 @@ import {
   loopPartial,
   loopResult,
 } from './tool-loop-results.js';
-import type {
-  DeltaListener,
-  ToolLoopRunResources,
-  ToolLoopSnapshot,
+import {
+  type DeltaListener,
+  disposeLoopRun,
+  loopChildResources,
+  loopRunResources,
+  type ToolLoopRunResources,
+  type ToolLoopSnapshot,
 } from './tool-loop-run-resources.js';
 import { toolLoopStreamEvents } from './tool-loop-stream-events.js';
 
@@ -45,7 +49,7 @@ export interface ToolLoopRunInput {
   readonly extraRequirement?: string;
 }
 
-export interface ToolLoopRunOptions extends DurableRunOptions, ToolCallHooks {
+export interface ToolLoopRunOptions extends DurableRunOptions, ToolCallHooks, ApprovalRunOptions {
   /** Aborting ends the run with an AbortError; the planner, every running tool and the responder see it. */
   readonly signal?: AbortSignal;
   /** XState's inspection hook, besides the inspectors `inspectRuns` registered. */
@@ -96,6 +100,9 @@ export type ToolLoopStreamEvent =
       readonly record: ToolExecutionRecord;
     }
   | { readonly type: 'text-delta'; readonly delta: string }
+  /** A command waits for a decision (SPEC H2); `approval-decided` follows when it is taken. */
+  | { readonly type: 'approval-requested'; readonly request: ApprovalRequest }
+  | { readonly type: 'approval-decided'; readonly decision: ApprovalDecision }
   | {
       readonly type: 'final';
       readonly output: ToolLoopOutput;
@@ -174,6 +181,9 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
   const specs = registry.specs();
   const { model, planner } = options;
   const name = options.name ?? 'tool-loop';
+  const approvalSetup = { registry, approvalTimeoutMs: options.approvalTimeoutMs };
+  // planOnly()'s runs: a probe that executes nothing needs no one to decide approvals.
+  const probes = new WeakSet<object>();
 
   const host: RunHost<ToolLoopRunTypes> = new RunHost<ToolLoopRunTypes>({
     kind: 'tool-loop',
@@ -196,13 +206,17 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
     checksInputFirst: true,
     input,
     runInput: loopRunInput,
-    resources: (recorder, onDelta, journal, runOptions) => ({
-      recorder,
-      ...(onDelta && { onDelta }),
-      ...(journal && { journal }),
-      toolHooks: runOptions,
-    }),
-    childResources: (recorder) => recorder && { recorder },
+    resources: (recorder, onDelta, journal, runOptions) =>
+      loopRunResources(
+        approvalSetup,
+        recorder,
+        onDelta,
+        journal,
+        runOptions,
+        probes.has(runOptions),
+      ),
+    childResources: (recorder) => loopChildResources(approvalSetup, recorder),
+    dispose: disposeLoopRun,
     cancelledBeforeStart,
     crashed: loopCrashed,
     result: loopResult,
@@ -260,7 +274,9 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
         planOnly: true,
         respond: false,
       });
-      const output = await host.run(recorder, loopInput(), runOptions);
+      const probeOptions = { ...runOptions };
+      probes.add(probeOptions);
+      const output = await host.run(recorder, loopInput(), probeOptions);
       if (output.status === 'failed') throw host.errorOf(output, recorder);
       const plan = output.plans[0]?.plan ?? { nextAction: 'response', executionCommands: [] };
       recorder.observation?.succeeded(plan, output.usage);

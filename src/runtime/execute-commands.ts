@@ -12,8 +12,9 @@ import {
   ToolHookError,
   type ToolHooks,
 } from '../tools/tool-hooks.js';
+import { type ApprovalGate, approvedCall } from './approval-gate.js';
 import { isAsyncIterable } from './async-iterable.js';
-import type { ResumedCall } from './run-details.js';
+import type { ApprovedCall, ResumedCall } from './run-details.js';
 import type { ToolCallJournal } from './tool-call-journal.js';
 
 export interface ExecuteCommandsOptions {
@@ -34,6 +35,7 @@ export interface ExecuteCommandsOptions {
     endedAt: number,
     resumed?: ResumedCall,
     hooked?: HookedCall,
+    approval?: ApprovedCall,
   ) => void;
   /** Prefix of the call ids, unique per round. */
   readonly idPrefix: string;
@@ -43,32 +45,57 @@ export interface ExecuteCommandsOptions {
   readonly hooks?: ToolHooks;
   /** What the planner reads for arguments that fail a tool's schema (SPEC H4). */
   readonly invalidToolCall?: InvalidToolCallPolicy;
+  /** Which commands wait for a person, and until when (SPEC H2); none: no tool needs approval. */
+  readonly approvals?: ApprovalGate;
 }
 
 /**
  * The tool loop's executor (SPEC T6): a round's commands run concurrently under an optional
  * p-limit cap; the records come back in command order whatever order the tools finish in.
  * Never throws: unknown tools, invalid arguments, tool exceptions and aborts are records with
- * `success: false` (the registry's rules, shared with the chain).
+ * `success: false` (the registry's rules, shared with the chain). A command that needs
+ * approval (SPEC H2) waits for its decision before it takes a p-limit slot; a rejected one is
+ * a failed record, `Not approved: <reason>`, and never runs.
  */
 export async function executeCommands(
   commands: readonly ToolCommand[],
   options: ExecuteCommandsOptions,
 ): Promise<ToolExecutionRecord[]> {
-  const { registry, signal, onRecord, journal } = options;
+  const { registry, signal, onRecord, journal, approvals: gate } = options;
   const limit = options.concurrency === undefined ? undefined : pLimit(options.concurrency);
-  const runOne = async (command: ToolCommand, index: number) => {
-    const call = commandCall(options.idPrefix, command, index);
+  const replayed = (command: ToolCommand, index: number, call: ToolCall, result: ToolResult) => {
     const known = journal?.known(call.id);
-    if (known?.finished) {
-      // Finished before the crash: its record again, from the journal; the tool does not run.
-      const result = known.result as ToolResult;
+    const now = performance.now();
+    options.onCallDone?.(call, result, now, now + (known?.ms ?? 0), { replayed: true });
+    const record = recordOf(command, result);
+    onRecord?.(index, record);
+    return record;
+  };
+  // Waits for a decision when the command needs one, outside the p-limit: a waiting command
+  // holds no slot. The host runs it only once the machine forwarded an approval (decide).
+  const gated = async (command: ToolCommand, index: number, call: ToolCall) => {
+    if (!gate) return limited(command, index);
+    try {
+      const admitted = await gate.admit(call, signal, journal);
+      const approval = admitted.decision && approvedCall(admitted.decision, admitted.waitedMs);
+      if (!admitted.result) return await limited(command, index, approval);
+      const { result } = admitted;
       const now = performance.now();
-      options.onCallDone?.(call, result, now, now + (known.ms ?? 0), { replayed: true });
+      options.onCallDone?.(call, result, now, now, undefined, undefined, approval);
+      // An answer the run's end forced (an abort while waiting) is no decision: not journaled.
+      if (!signal.aborted) journal?.finished(call, result, 'local', 0);
       const record = recordOf(command, result);
       onRecord?.(index, record);
       return record;
+    } finally {
+      gate.callSettled();
     }
+  };
+  const limited = (command: ToolCommand, index: number, approval?: ApprovedCall) =>
+    limit ? limit(() => runOne(command, index, approval)) : runOne(command, index, approval);
+  const runOne = async (command: ToolCommand, index: number, approval?: ApprovedCall) => {
+    const call = commandCall(options.idPrefix, command, index);
+    const known = journal?.known(call.id);
     if (journal && !known) await journal.starting(call);
     const idempotencyKey = journal?.idempotencyKey(call.id);
     const startedAt = performance.now();
@@ -98,7 +125,15 @@ export async function executeCommands(
       // afterToolCall threw: the command ran, so its record is kept before the run fails.
       const result = error instanceof ToolHookError ? error.result : undefined;
       if (result) {
-        options.onCallDone?.(call, result, startedAt, performance.now());
+        options.onCallDone?.(
+          call,
+          result,
+          startedAt,
+          performance.now(),
+          undefined,
+          undefined,
+          approval,
+        );
         onRecord?.(index, recordOf(command, result));
       }
       throw error;
@@ -113,16 +148,27 @@ export async function executeCommands(
       endedAt,
       known ? { possiblyRepeated: true } : undefined,
       hooked,
+      approval,
     );
     const record = recordOf(command, result);
     onRecord?.(index, record);
     return record;
   };
+  const calls = commands.map((command, index) => commandCall(options.idPrefix, command, index));
+  gate?.stepStarted(calls.filter((call) => !journal?.known(call.id)?.finished).length);
+  // A resumed round: the machine learns again which commands waited, and what was decided.
+  if (gate && journal?.approvals.length) gate.replay(journal.approvals);
   // Settled all, then a hook's failure rethrown: the round's other commands finish first.
   return allCallsSettled(
-    commands.map((command, index) =>
-      limit ? limit(() => runOne(command, index)) : runOne(command, index),
-    ),
+    commands.map((command, index) => {
+      const call = calls[index] as ToolCall;
+      const known = journal?.known(call.id);
+      // Finished before the crash: its record again, from the journal; the tool does not run.
+      if (known?.finished) {
+        return Promise.resolve(replayed(command, index, call, known.result as ToolResult));
+      }
+      return gated(command, index, call);
+    }),
   );
 }
 

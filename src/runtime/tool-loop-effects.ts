@@ -15,8 +15,9 @@ import { responseMessages } from '../tool-loop/response-messages.js';
 import { ToolHooks } from '../tools/tool-hooks.js';
 import { Transcript } from '../transcript.js';
 import type { Usage } from '../usage.js';
+import type { ApprovalGate } from './approval-gate.js';
 import type { LiveEffect, ReplayedEffect } from './durable-run.js';
-import { EffectAnswers, type EffectsKind } from './effects-actor.js';
+import { EffectAnswers, type EffectOf, type EffectsKind } from './effects-actor.js';
 import { commandCall, executeCommands } from './execute-commands.js';
 import type { RunRecorder } from './run-details.js';
 import { type ToolCallJournal, toolCallJournal } from './tool-call-journal.js';
@@ -35,8 +36,8 @@ export interface ToolLoopEffectsSetup extends LoopPlanning, LoopResponding {
   >;
 }
 
-/** The effects a loop's machine asks for (everything but `cancel`). */
-type LoopEffect = Exclude<ToolLoopEffectRequest, { type: 'cancel' }>;
+/** The effects a loop's machine asks for (everything but `cancel` and `decide`). */
+type LoopEffect = EffectOf<ToolLoopEffectRequest>;
 
 // The one actor a loop's machine invokes: it performs each effect the machine requests and
 // answers with its `.done` / `.error` event (and `execute.record` per finished command).
@@ -44,7 +45,9 @@ type LoopEffect = Exclude<ToolLoopEffectRequest, { type: 'cancel' }>;
 // on `cancel` (timeout, ABORT), or when the actor is stopped (the app's machine left the
 // state that runs the loop); late answers are dropped then. A run that ends with nothing in
 // flight aborts nothing, so the signals its finished calls saw stay unaborted, as they were
-// when each effect was an actor of its own.
+// when each effect was an actor of its own. A run whose tools need approval (SPEC H2) has a
+// gate: it tells the machine which commands wait (approval.requested, decisions), and lets a
+// command through once the machine forwards its decision (`decide`).
 export function toolLoopEffects(
   setup: ToolLoopEffectsSetup,
 ): EffectsKind<ToolLoopEffectRequest, ToolLoopRunResources> {
@@ -66,6 +69,8 @@ export function toolLoopEffects(
       };
       const journal = hooks?.journal;
       const recorder = hooks?.recorder;
+      const approvals = hooks?.approvals;
+      approvals?.attach(send);
       const answers = new EffectAnswers<ToolLoopEvent>(journal, journaledLoopAnswer, send);
       const settled = () => {
         inFlight--;
@@ -86,13 +91,21 @@ export function toolLoopEffects(
           if (request.reason === 'timeout') journal?.timerFired('loopTimeout');
           stop(request.reason === 'timeout' ? LOOP_TIMED_OUT : LOOP_ABORTED);
         },
+        decide(request) {
+          approvals?.decide(request.decision);
+        },
         perform(request, live) {
           switch (request.type) {
             case 'plan':
               return answer('plan', () => plan(setup, request.input, signal, recorder), live);
             case 'execute': {
+              if (live?.ended) {
+                // The run ended during this round, by a decision's deadline: that again, only.
+                approvals?.replay(live.approvals);
+                return;
+              }
               const roundJournal =
-                live && journal && toolCallJournal(journal, live.seq, live.calls);
+                live && journal && toolCallJournal(journal, live.seq, live.calls, live.approvals);
               return answer(
                 'execute',
                 () =>
@@ -104,6 +117,7 @@ export function toolLoopEffects(
                     (index, record) => send({ type: 'execute.record', index, record }),
                     roundJournal,
                     ToolHooks.of(setup.options, hooks?.toolHooks),
+                    approvals,
                   ),
                 live,
               );
@@ -114,9 +128,15 @@ export function toolLoopEffects(
         },
         replay(request, outcome) {
           if (recorder) recordReplayedModelCall(setup, request, outcome, recorder);
-          for (const event of replayedLoopEvents(request, outcome, recorder)) send(event);
+          const events = replayedLoopEvents(request, outcome, recorder);
+          // The machine waited for these decisions before the round ended: it learns them first.
+          if (request.type === 'execute') approvals?.replay(outcome.approvals);
+          for (const event of events) send(event);
         },
-        stop: () => stop(LOOP_LEFT),
+        stop() {
+          stop(LOOP_LEFT);
+          approvals?.close();
+        },
       };
     },
   };
@@ -131,6 +151,7 @@ function execute(
   onRecord: (index: number, record: ToolExecutionRecord) => void,
   journal?: ToolCallJournal,
   hooks?: ToolHooks,
+  approvals?: ApprovalGate,
 ): Promise<readonly ToolExecutionRecord[]> {
   return executeCommands(input.commands, {
     registry: setup.registry,
@@ -140,12 +161,13 @@ function execute(
     onRecord,
     ...(journal && { journal }),
     ...(hooks && { hooks }),
+    ...(approvals && { approvals }),
     ...(setup.options.invalidToolCall !== undefined && {
       invalidToolCall: setup.options.invalidToolCall,
     }),
     ...(recorder && {
-      onCallDone: (call, result, startedAt, endedAt, resumed, hooked) =>
-        recorder.toolCall(call, result, 'local', startedAt, endedAt, resumed, hooked),
+      onCallDone: (call, result, startedAt, endedAt, resumed, hooked, approval) =>
+        recorder.toolCall(call, result, 'local', startedAt, endedAt, resumed, hooked, approval),
     }),
     ...(recorder?.observation && {
       onCallStart: (call, startedAt) => recorder.toolCallStarted(call, 'local', startedAt),

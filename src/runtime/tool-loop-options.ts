@@ -3,6 +3,7 @@ import type { LanguageModel } from '../model/language-model.js';
 import type { EveryKeyListed } from '../options/option-keys.js';
 import { OptionProblems } from '../options/option-problems.js';
 import type { PlannerContext } from '../tool-loop/planner-context.js';
+import type { ApprovalTimeoutPolicy } from '../tools/approval.js';
 import type { AnyTool } from '../tools/define-tool.js';
 import { type InvalidToolCallPolicy, invalidToolCallProblem } from '../tools/invalid-tool-call.js';
 import type { ToolCallHooks } from '../tools/tool-hooks.js';
@@ -73,6 +74,14 @@ export interface ToolLoopOptions extends ToolCallHooks {
   readonly instructions?: string;
   /** A command whose arguments fail its tool's schema: as on a chain (SPEC H4); the planner reads it. */
   readonly invalidToolCall?: InvalidToolCallPolicy;
+  /**
+   * Milliseconds a command that needs approval (SPEC H2) waits for a decision; a tool's own
+   * `approvalTimeoutMs` overrides it. Counted from when it began to wait, across restarts.
+   * Default: no limit.
+   */
+  readonly approvalTimeoutMs?: number;
+  /** When approvalTimeoutMs passes: 'reject' the command (default; its record reads `Not approved: no decision in time`) or 'fail' the run (a TimeoutError). */
+  readonly onApprovalTimeout?: ApprovalTimeoutPolicy;
 }
 
 /** Every option createToolLoop knows: any other key is refused as a typo (SPEC Q4). */
@@ -92,6 +101,8 @@ export const TOOL_LOOP_OPTION_KEYS = [
   'beforeToolCall',
   'afterToolCall',
   'invalidToolCall',
+  'approvalTimeoutMs',
+  'onApprovalTimeout',
 ] as const satisfies readonly (keyof ToolLoopOptions)[];
 
 // tsc fails here, naming the option, when ToolLoopOptions gains one the list lacks.
@@ -112,6 +123,14 @@ export function toolLoopConfig(
   checkToolHooks(options, problems);
   const invalid = invalidToolCallProblem(options.invalidToolCall);
   if (invalid) problems.add('invalidToolCall', invalid);
+  problems.check(() => optionalDelay('approvalTimeoutMs', options.approvalTimeoutMs));
+  const onTimeout = options.onApprovalTimeout;
+  if (onTimeout !== undefined && onTimeout !== 'reject' && onTimeout !== 'fail') {
+    problems.add(
+      'onApprovalTimeout',
+      `must be 'reject' or 'fail'; got ${JSON.stringify(onTimeout)}`,
+    );
+  }
   if (options.model !== undefined) problems.check(() => checkModel('model', options.model));
   problems.check(() => runName('name', options.name, 'tool-loop'));
   if (options.planner !== undefined && typeof options.planner !== 'function') {
@@ -158,5 +177,6 @@ export function toolLoopConfig(
     ...(timeout !== undefined && { timeout }),
     planRetries: planRetries as number,
     respond: respond !== false,
+    ...(onTimeout === 'fail' && { approvalTimeout: 'fail' as const }),
   };
 }

@@ -1,17 +1,26 @@
+import type { ToolLoopApprovals } from '../../machines/tool-loop.js';
 import type { ToolLoopStreamEvent } from './create-tool-loop.js';
 import type { EventQueue } from './event-queue.js';
 import type { DeltaListener, ToolLoopSnapshot } from './tool-loop-run-resources.js';
 
 /**
  * What a loop's stream() yields as the run goes, derived from the difference between one
- * snapshot and the last (plans, records, rounds, states), and from the final response's
- * text deltas.
+ * snapshot and the last (plans, records, approvals, rounds, states), and from the final
+ * response's text deltas.
  */
 export function toolLoopStreamEvents(queue: EventQueue<ToolLoopStreamEvent>): {
   readonly onSnapshot: (snapshot: ToolLoopSnapshot) => void;
   readonly listener: DeltaListener;
 } {
-  let last: { state: string; plans: number; records: number; round: number } | undefined;
+  let last:
+    | {
+        state: string;
+        plans: number;
+        records: number;
+        round: number;
+        approvals: ToolLoopApprovals;
+      }
+    | undefined;
   const onSnapshot = (snapshot: ToolLoopSnapshot) => {
     const { context } = snapshot;
     const state = stateName(snapshot.value);
@@ -22,6 +31,16 @@ export function toolLoopStreamEvents(queue: EventQueue<ToolLoopStreamEvent>): {
     const seen = last && last.round === context.roundIndex ? last.records : 0;
     for (const { index, record } of context.roundRecords.slice(seen)) {
       queue.push({ type: 'record', roundIndex: context.roundIndex, index, record });
+    }
+    const { approvals } = context;
+    if (approvals !== last?.approvals) {
+      const asked = new Set(last?.approvals.awaiting.map((a) => a.callId));
+      for (const request of approvals.awaiting) {
+        if (!asked.has(request.callId)) queue.push({ type: 'approval-requested', request });
+      }
+      for (const decision of approvals.decided.slice(last?.approvals.decided.length ?? 0)) {
+        queue.push({ type: 'approval-decided', decision });
+      }
     }
     if (state !== last?.state) {
       if (state === 'running.planning' && context.planAttempts === 0) {
@@ -34,6 +53,7 @@ export function toolLoopStreamEvents(queue: EventQueue<ToolLoopStreamEvent>): {
       plans: context.plans.length,
       records: context.roundRecords.length,
       round: context.roundIndex,
+      approvals,
     };
   };
   const listener = (delta: string) => queue.push({ type: 'text-delta', delta });

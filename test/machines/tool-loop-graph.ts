@@ -17,6 +17,7 @@ import {
   RECORD,
   RESPONSE,
 } from '../../src/cli/walks/tool-loop-configs.js';
+import type { ApprovalDecision } from '../../src/tools/approval.js';
 import type { Usage } from '../../src/usage.js';
 import {
   allSnapshots,
@@ -43,6 +44,25 @@ export {
 // machine requests `plan`, `execute` and `respond` from its one `effects` actor; traversal
 // never runs it, it applies the answers — `plan.done`, `execute.record`, `execute.done`, … —
 // to snapshots. Replay runs a real actor whose effects host the test answers step by step.
+//
+// SPEC H2: the machine cannot tell which tools need approval (the host asks). Walks whose
+// config names a deadline policy (APPROVAL_CONFIG, APPROVAL_FAIL_CONFIG) offer the host's
+// approval events and people's decisions, once per run, which keeps the graph small.
+
+/** PATH_CONFIG, walking approvals: a deadline rejects the command. */
+export const APPROVAL_CONFIG: ToolLoopConfig = {
+  ...PATH_CONFIG,
+  maxRounds: 1,
+  planRetries: 0,
+  approvalTimeout: 'reject',
+};
+/** PATH_CONFIG, walking approvals: a deadline fails the run. */
+export const APPROVAL_FAIL_CONFIG: ToolLoopConfig = { ...APPROVAL_CONFIG, approvalTimeout: 'fail' };
+
+/** Whether a walk under `config` offers approval events. */
+export function walksApprovals(config: ToolLoopConfig): boolean {
+  return config.approvalTimeout !== undefined;
+}
 
 export type ToolLoopMachine = typeof toolLoopMachine;
 export type ToolLoopSnapshot = SnapshotFrom<ToolLoopMachine>;
@@ -70,6 +90,32 @@ export const EVENTS = {
   respondError: { type: 'respond.error', error: new Error('responder unavailable') },
   timeout: { type: TIMEOUT_EVENT },
   abort: { type: 'ABORT', reason: 'user cancelled' },
+  approvalRequested: approvalRequest('call_1'),
+  secondApprovalRequested: approvalRequest('call_2'),
+  approve: { type: 'APPROVE', callId: 'call_1' },
+  reject: { type: 'REJECT', callId: 'call_1', reason: 'not now' },
+  approvalTimedOut: { type: 'approval.timedOut', callId: 'call_1', timeoutMs: 1_000 },
+  approveSecond: { type: 'APPROVE', callId: 'call_2' },
+} as const satisfies Record<string, LoopPathEvent>;
+
+function approvalRequest(callId: string) {
+  return {
+    type: 'approval.requested' as const,
+    request: { callId, tool: 'lookup', arguments: { q: 'France' } },
+  };
+}
+
+/**
+ * Events a host or person that breaks the protocol sends: the round's end while a command
+ * waits, decisions on calls no one asked about (call_9), and a decision before any request.
+ * Offered only to the safety check (approvalSafetyEvents), never to the path walks.
+ */
+export const HOSTILE_EVENTS = {
+  executedWhileWaiting: EVENTS.executed,
+  approveUnknown: { type: 'APPROVE', callId: 'call_9' },
+  rejectUnknown: { type: 'REJECT', callId: 'call_9', reason: 'who?' },
+  timedOutUnknown: { type: 'approval.timedOut', callId: 'call_9', timeoutMs: 1_000 },
+  approveEarly: EVENTS.approve,
 } as const satisfies Record<string, LoopPathEvent>;
 
 const EVENT_NAMES = new Map<EventObject, string>(
@@ -104,6 +150,12 @@ export function stateName(snapshot: ToolLoopSnapshot): string {
 export function loopEvents(snapshot: ToolLoopSnapshot): LoopPathEvent[] {
   if (snapshot.status !== 'active') return [];
   const always = [EVENTS.timeout, EVENTS.abort];
+  const approvals = walksApprovals(snapshot.context.config) ? approvalEvents(snapshot) : [];
+  if (snapshot.matches({ running: 'awaitingApproval' })) {
+    // The round's other command may finish meanwhile; the host may break.
+    const record = snapshot.context.roundRecords.length === 0 ? [EVENTS.record] : [];
+    return [...approvals, ...record, EVENTS.executeError, ...always];
+  }
   if (snapshot.matches({ running: 'planning' })) {
     return [
       EVENTS.planExecute,
@@ -116,13 +168,52 @@ export function loopEvents(snapshot: ToolLoopSnapshot): LoopPathEvent[] {
   }
   if (snapshot.matches({ running: 'executing' })) {
     return snapshot.context.roundRecords.length === 0
-      ? [EVENTS.record, EVENTS.executeError, ...always]
+      ? [...approvals, EVENTS.record, EVENTS.executeError, ...always]
       : [EVENTS.executed, ...always];
   }
   if (snapshot.matches({ running: 'responding' })) {
     return [EVENTS.responded, EVENTS.respondError, ...always];
   }
   return always;
+}
+
+/**
+ * What a walk offers in `executing` (a request, before the round's record, once per run) and
+ * in `awaitingApproval` (a second request, and decisions on the waiting calls).
+ */
+function approvalEvents(snapshot: ToolLoopSnapshot): LoopPathEvent[] {
+  const { awaiting, decided } = snapshot.context.approvals;
+  const asked = awaiting.length + decided.length;
+  if (snapshot.matches({ running: 'executing' })) {
+    return asked === 0 && snapshot.context.roundRecords.length === 0
+      ? [EVENTS.approvalRequested]
+      : [];
+  }
+  const waits = (callId: string) => awaiting.some((a) => a.callId === callId);
+  return [
+    ...(asked === 1 ? [EVENTS.secondApprovalRequested] : []),
+    ...(waits('call_1') ? [EVENTS.approve, EVENTS.reject, EVENTS.approvalTimedOut] : []),
+    ...(waits('call_2') ? [EVENTS.approveSecond] : []),
+  ];
+}
+
+/** The walk's events and the hostile ones, for the approval safety check. */
+export function approvalSafetyEvents(snapshot: ToolLoopSnapshot): LoopPathEvent[] {
+  const events = loopEvents(snapshot);
+  if (snapshot.status !== 'active') return events;
+  const unknown = [
+    HOSTILE_EVENTS.approveUnknown,
+    HOSTILE_EVENTS.rejectUnknown,
+    HOSTILE_EVENTS.timedOutUnknown,
+  ];
+  if (snapshot.matches({ running: 'awaitingApproval' })) {
+    return [...events, HOSTILE_EVENTS.executedWhileWaiting, ...unknown];
+  }
+  if (snapshot.matches({ running: 'executing' })) {
+    const asked = snapshot.context.approvals.decided.length > 0;
+    return [...events, ...unknown, ...(asked ? [] : [HOSTILE_EVENTS.approveEarly])];
+  }
+  return events;
 }
 
 /**
@@ -140,13 +231,29 @@ export function serializeLoopState(snapshot: ToolLoopSnapshot): string {
     roundRecords: context.roundRecords.length,
     stopReason: context.stopReason,
     failure: context.failure?.code,
+    // Which calls wait, and how each was decided (replay checks the decisions forwarded); a
+    // set, so that a broken machine deciding one call again and again closes a cycle.
+    approvals: [
+      context.approvals.awaiting.map((a) => a.callId),
+      [
+        ...new Set(
+          context.approvals.decided.map(
+            (d) => `${d.callId}:${d.approved ? 'approved' : d.timedOut ? 'expired' : 'rejected'}`,
+          ),
+        ),
+      ],
+    ],
   });
 }
 
-function traversalOptions(config: ToolLoopConfig, change: Partial<ToolLoopInput> = {}) {
+function traversalOptions(
+  config: ToolLoopConfig,
+  change: Partial<ToolLoopInput> = {},
+  events: (snapshot: ToolLoopSnapshot) => LoopPathEvent[] = loopEvents,
+) {
   return {
     input: pathInput(config, change),
-    events: loopEvents,
+    events,
     serializeState: serializeLoopState,
   };
 }
@@ -172,8 +279,12 @@ export type LoopGraph = MachineGraph<ToolLoopSnapshot, LoopPathEvent>;
 export function loopGraph(
   machine: ToolLoopMachine = toolLoopMachine,
   config: ToolLoopConfig = PATH_CONFIG,
+  events: (snapshot: ToolLoopSnapshot) => LoopPathEvent[] = loopEvents,
 ): LoopGraph {
-  return machineGraph<ToolLoopSnapshot, LoopPathEvent>(machine, traversalOptions(config));
+  return machineGraph<ToolLoopSnapshot, LoopPathEvent>(
+    machine,
+    traversalOptions(config, {}, events),
+  );
 }
 
 /**
@@ -230,11 +341,74 @@ export function graphViolations(
     ...executingBoundViolations(graph, config),
     ...planRetryViolations(graph, config),
     ...REACHABILITY_CHECKS.flatMap((check) => reachabilityViolations(graph, check)),
-    ...STATE_NODES.filter((node) => !visited.has(node)).map((node) => ({
-      property: 'state-covered',
-      detail: `${node} is never entered`,
-    })),
+    ...requiredStateNodes(config)
+      .filter((node) => !visited.has(node))
+      .map((node) => ({
+        property: 'state-covered',
+        detail: `${node} is never entered`,
+      })),
+    // Under the walk's events and the hostile ones: the machine must hold against both.
+    ...(walksApprovals(config)
+      ? approvalViolations(loopGraph(machine, config, approvalSafetyEvents))
+      : []),
   ];
+}
+
+/** The state nodes a walk under `config` must enter: awaitingApproval only when it walks approvals. */
+export function requiredStateNodes(config: ToolLoopConfig): string[] {
+  return STATE_NODES.filter(
+    (node) => walksApprovals(config) || node !== 'running.awaitingApproval',
+  );
+}
+
+const forwards = (edge: LoopGraph['edges'][number]) =>
+  edge.transitions.some((t) =>
+    t.actions.some(
+      (action) =>
+        typeof action === 'object' &&
+        action !== null &&
+        (action as { type?: unknown }).type === 'forwardDecision',
+    ),
+  );
+
+/**
+ * SPEC H2 on the graph, for a host that keeps the protocol (it runs a command that needs
+ * approval only once the machine forwards an approval, `decide`):
+ * - `awaiting-held`: no snapshot, resting or on the way, has a command waiting for a decision
+ *   outside `awaitingApproval`, but in `failed` (ABORT, a timeout): so `execute.done`, which
+ *   only `executing` takes, never ends a round in which a command waits, and the loop never
+ *   plans, responds or succeeds past one;
+ * - `decision-forwarded-once`: an edge forwards a decision (forwardDecision) only for a call
+ *   that waits for one in its source, and takes it off the waiting list (or fails the run):
+ *   no go-ahead for a call never asked about, nor a second one for the same call.
+ * What it cannot prove: that the host asks (approval.requested) for every command whose tool
+ * needs approval, and runs none before its decision; that is the gate's (approvals-loop.test.ts).
+ */
+export function approvalViolations(graph: LoopGraph): Violation[] {
+  const held = allSnapshots(graph)
+    .filter(
+      (s) =>
+        s.context.approvals.awaiting.length > 0 &&
+        !s.matches({ running: 'awaitingApproval' }) &&
+        !s.matches('failed'),
+    )
+    .map((s) => ({
+      property: 'awaiting-held',
+      detail: `a command waits outside awaitingApproval: ${serializeLoopState(s)}`,
+    }));
+  const forwarded = graph.edges
+    .filter((edge) => forwards(edge))
+    .filter((edge) => {
+      const callId = (edge.event as { callId?: string }).callId;
+      const waited = edge.from.context.approvals.awaiting.some((a) => a.callId === callId);
+      const stillWaits = edge.to.context.approvals.awaiting.some((a) => a.callId === callId);
+      return !waited || (stillWaits && !edge.to.matches('failed'));
+    })
+    .map((edge) => ({
+      property: 'decision-forwarded-once',
+      detail: `${eventName(edge.event)} forwarded from ${serializeLoopState(edge.from)}`,
+    }));
+  return [...held, ...forwarded];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -250,6 +424,8 @@ class EffectsDriver {
   cancelledCalls = 0;
   /** Whether the host was stopped (the loop ended): what it ran is aborted then. */
   stopped = false;
+  /** The decisions the machine forwarded (SPEC H2): each lets the host run, or refuse, a call. */
+  readonly decisions: ApprovalDecision[] = [];
   #sendBack: ((event: EventObject) => void) | undefined;
 
   readonly actors = {
@@ -259,6 +435,13 @@ class EffectsDriver {
         if (request.type === 'cancel') {
           this.cancelledCalls += Object.keys(this.pending).length;
           this.#clear();
+          return;
+        }
+        if (request.type === 'decide') {
+          if (this.pending.execute === undefined) {
+            throw new Error(`a decision on ${request.decision.callId} outside a round`);
+          }
+          this.decisions.push(request.decision);
           return;
         }
         if (this.pending[request.type] !== undefined) {
@@ -279,11 +462,17 @@ class EffectsDriver {
 
   /** Answers the request `event` answers, as the real host would. */
   answer(event: ToolLoopEvent): void {
-    const effect = event.type.split('.')[0] as keyof Waiting;
+    // The host's approval events belong to the round it runs.
+    const effect = (
+      event.type.startsWith('approval.') ? 'execute' : event.type.split('.')[0]
+    ) as keyof Waiting;
     if (this.pending[effect] === undefined || !this.#sendBack) {
       throw new Error(`cannot answer ${event.type}: no ${effect} request is waiting`);
     }
-    if (event.type !== 'execute.record') delete this.pending[effect];
+    // A round's records and approval events come before its answer: it still waits for one.
+    if (event.type !== 'execute.record' && !event.type.startsWith('approval.')) {
+      delete this.pending[effect];
+    }
     this.#sendBack(event);
   }
 
@@ -322,6 +511,7 @@ function observed(snapshot: ToolLoopSnapshot) {
     planError: context.planError,
     stopReason: context.stopReason,
     failure: context.failure && { code: context.failure.code, message: context.failure.message },
+    approvals: context.approvals,
   });
 }
 
@@ -329,7 +519,8 @@ function observed(snapshot: ToolLoopSnapshot) {
 function expectedWaiting(snapshot: ToolLoopSnapshot) {
   const { context } = snapshot;
   const planning = snapshot.matches({ running: 'planning' });
-  const executing = snapshot.matches({ running: 'executing' });
+  const executing =
+    snapshot.matches({ running: 'executing' }) || snapshot.matches({ running: 'awaitingApproval' });
   const responding = snapshot.matches({ running: 'responding' });
   return json({
     plan: planning
@@ -355,6 +546,28 @@ function expectedWaiting(snapshot: ToolLoopSnapshot) {
         }
       : undefined,
   });
+}
+
+/**
+ * The decisions the host must have been told of: every one the machine took, and the expiry
+ * that failed the run (forwarded, so that the host journals it, but not taken as a decision).
+ */
+function expectedDecisions(snapshot: ToolLoopSnapshot): ApprovalDecision[] {
+  const { approvals, failure } = snapshot.context;
+  const expired = failure?.message.match(/^No decision on tool call (\S+) /)?.[1];
+  return [
+    ...approvals.decided,
+    ...(expired
+      ? [
+          {
+            callId: expired,
+            approved: false,
+            reason: 'no decision in time',
+            timedOut: true as const,
+          },
+        ]
+      : []),
+  ];
 }
 
 export interface ReplayResult {
@@ -389,7 +602,10 @@ export async function replayPath(
       const event = step.event as LoopPathEvent | { type: 'xstate.init' };
       const where = `step ${i} (${eventName(event)})`;
       if (event.type === 'xstate.init') actor.start();
-      else if (event.type === 'ABORT' || event.type === TIMEOUT_EVENT) {
+      else if (event.type === 'APPROVE' || event.type === 'REJECT') {
+        // A person's decision, from outside: forwarded to the host if it counts.
+        actor.send(event);
+      } else if (event.type === 'ABORT' || event.type === TIMEOUT_EVENT) {
         // The loop cancels what it waited for before it stops its host.
         const waited = Object.keys(driver.pending).length;
         const cancelled = driver.cancelledCalls;
@@ -405,6 +621,9 @@ export async function replayPath(
       );
       expect(driver.waiting(), `${where}: calls waiting for an answer`).toEqual(
         expectedWaiting(step.state),
+      );
+      expect(json(driver.decisions), `${where}: decisions forwarded to the host`).toEqual(
+        json(expectedDecisions(step.state)),
       );
     }
     const end = actor.getSnapshot();

@@ -1,7 +1,12 @@
+import { assertUnreachable } from 'statecraft/testing';
 import { describe, expect, it } from 'vitest';
-import { toolLoopMachine } from '../../machines/tool-loop.js';
+import { type ToolLoopConfig, toolLoopMachine } from '../../machines/tool-loop.js';
 import { allTransitionNames, reachabilityViolations, visitedStateNodes } from './graph-kit.js';
 import {
+  APPROVAL_CONFIG,
+  APPROVAL_FAIL_CONFIG,
+  approvalSafetyEvents,
+  approvalViolations,
   EVENTS,
   eventName,
   executingBoundViolations,
@@ -9,14 +14,20 @@ import {
   type LoopPath,
   loopGraph,
   PATH_CONFIG,
+  pathInput,
   pathName,
   REACHABILITY_CHECKS,
   RECORD,
   RESPONSE,
+  type ReplayResult,
   replayPath,
+  requiredStateNodes,
   STATE_NODES,
+  serializeLoopState,
   simplePaths,
   stateName,
+  TIMEOUT_EVENT,
+  type ToolLoopSnapshot,
 } from './tool-loop-graph.js';
 
 // SPEC D2 / D3 for the tool loop: every simple path under small limits, replayed against a
@@ -25,6 +36,28 @@ import {
 const paths = simplePaths();
 const finalPaths = paths.filter((path) => path.state.status === 'done');
 const graph = loopGraph();
+
+// SPEC H2: the walks that offer approval events (one round, no plan retry: the rounds and
+// retries are the walk above's). Under the 'fail' policy only the paths where a deadline
+// passes differ from the 'reject' walk's: those are replayed.
+const approvalPaths = simplePaths(toolLoopMachine, APPROVAL_CONFIG);
+const approvalFailPaths = simplePaths(toolLoopMachine, APPROVAL_FAIL_CONFIG);
+const expiringFailPaths = approvalFailPaths.filter((path) =>
+  path.steps.some((step) => step.event === EVENTS.approvalTimedOut),
+);
+const approvalGraph = loopGraph(toolLoopMachine, APPROVAL_CONFIG);
+const approvalFailGraph = loopGraph(toolLoopMachine, APPROVAL_FAIL_CONFIG);
+
+// Each path is replayed once; the coverage test reads the transitions the replays took.
+const replays = new Map<LoopPath, Promise<ReplayResult>>();
+function replayed(path: LoopPath, config: ToolLoopConfig): Promise<ReplayResult> {
+  let replay = replays.get(path);
+  if (!replay) {
+    replay = replayPath(path, toolLoopMachine, config);
+    replays.set(path, replay);
+  }
+  return replay;
+}
 
 // Transitions no path under PATH_CONFIG takes, and why. Anything else untaken fails.
 const UNTAKEN: Record<string, string> = {
@@ -47,7 +80,7 @@ describe(`tool-loop machine: ${paths.length} simple paths (${finalPaths.length} 
   describe('replay on a real actor', () => {
     for (const path of paths) {
       it(pathName(path), async () => {
-        await replayPath(path);
+        await replayed(path, PATH_CONFIG);
       });
     }
   });
@@ -65,12 +98,14 @@ describe(`tool-loop machine: ${paths.length} simple paths (${finalPaths.length} 
       }
     });
 
-    it('still holds with other limits (maxRounds 1 and 3, planRetries 0 and 2)', () => {
+    it('still holds with other limits (maxRounds 1 and 3, planRetries 0 and 2, approvals over 2 rounds)', () => {
       for (const change of [
         { maxRounds: 1 },
         { maxRounds: 3 },
         { planRetries: 0 },
         { planRetries: 2 },
+        { approvalTimeout: 'reject' as const },
+        { approvalTimeout: 'fail' as const },
       ]) {
         const config = { ...PATH_CONFIG, ...change };
         expect(graphViolations(toolLoopMachine, config), JSON.stringify(change)).toEqual([]);
@@ -97,7 +132,8 @@ describe(`tool-loop machine: ${paths.length} simple paths (${finalPaths.length} 
       ]);
       const reasons = new Set(finalPaths.map((path) => path.state.context.stopReason));
       expect([...reasons].sort()).toEqual(['max-rounds', 'no-commands', 'response', undefined]);
-      expect([...visitedStateNodes(graph)].sort()).toEqual([...STATE_NODES].sort());
+      // awaitingApproval is the approval walks' (below).
+      expect([...visitedStateNodes(graph)].sort()).toEqual(requiredStateNodes(PATH_CONFIG).sort());
     });
 
     it('keeps the finished records of a round cut short by the timeout', () => {
@@ -122,10 +158,17 @@ describe(`tool-loop machine: ${paths.length} simple paths (${finalPaths.length} 
       }
     });
 
-    it('takes every transition the machine defines, but the ones known untaken', async () => {
+    it('takes every transition the machine defines, but the ones known untaken (with the approval walks)', async () => {
       const taken = new Set<string>();
-      for (const path of paths) {
-        for (const t of (await replayPath(path)).transitions) taken.add(t);
+      const walks = [
+        [paths, PATH_CONFIG],
+        [approvalPaths, APPROVAL_CONFIG],
+        [expiringFailPaths, APPROVAL_FAIL_CONFIG],
+      ] as const;
+      for (const [walk, config] of walks) {
+        for (const path of walk) {
+          for (const t of (await replayed(path, config)).transitions) taken.add(t);
+        }
       }
       const untaken = allTransitionNames(toolLoopMachine).filter((name) => !taken.has(name));
       expect(untaken.sort()).toEqual(Object.keys(UNTAKEN).sort());
@@ -205,6 +248,40 @@ describe(`tool-loop machine: ${paths.length} simple paths (${finalPaths.length} 
   });
 
   // The checks must be able to fail: the same checks on deliberately broken copies.
+  describe('approvals on broken machines', () => {
+    it('reports a waiting command outside awaitingApproval when hasNoPendingApprovals always holds', () => {
+      const leaves = toolLoopMachine.provide({ guards: { hasNoPendingApprovals: () => true } });
+      const properties = new Set(graphViolations(leaves, APPROVAL_CONFIG).map((v) => v.property));
+      expect(properties.has('awaiting-held')).toBe(true);
+      expect(() => assertUnreachable(leaves, commandWaitsOutsideTheGate, SAFETY_OPTIONS)).toThrow(
+        /is reachable in 2 event\(s\)/,
+      );
+    });
+
+    it('reports a decision forwarded for a call no one asked about when isAwaitingDecision always holds', () => {
+      const credulous = toolLoopMachine.provide({ guards: { isAwaitingDecision: () => true } });
+      const violations = graphViolations(credulous, APPROVAL_CONFIG);
+      expect(
+        violations.filter((v) => v.property === 'decision-forwarded-once').length,
+      ).toBeGreaterThan(0);
+      expect(violations[0]?.detail).toMatch(/call_9|approve/i);
+    });
+
+    it("replay fails when a deadline does not fail the run under onApprovalTimeout 'fail'", async () => {
+      const lenient = toolLoopMachine.provide({
+        guards: { shouldFailOnApprovalTimeout: () => false },
+      });
+      const path = expiringFailPaths.find(
+        (p) => pathName(p) === 'planExecute → approvalRequested → approvalTimedOut ⇒ failed',
+      ) as LoopPath;
+      expect(path).toBeDefined();
+      await replayPath(path, toolLoopMachine, APPROVAL_FAIL_CONFIG);
+      await expect(replayPath(path, lenient, APPROVAL_FAIL_CONFIG)).rejects.toThrow(
+        /step 3 \(approvalTimedOut\)/,
+      );
+    });
+  });
+
   describe('on broken machines the checks fail', () => {
     const unbounded = toolLoopMachine.provide({ guards: { isOverRoundLimit: () => false } });
 
@@ -242,5 +319,150 @@ describe(`tool-loop machine: ${paths.length} simple paths (${finalPaths.length} 
         { property: 'state-covered', detail: 'running.executing is never entered' },
       ]);
     });
+  });
+});
+
+/** A command waits for a decision while the loop is anywhere but awaitingApproval (or failed). */
+function commandWaitsOutsideTheGate(snapshot: ToolLoopSnapshot): boolean {
+  return (
+    snapshot.context.approvals.awaiting.length > 0 &&
+    !snapshot.matches({ running: 'awaitingApproval' }) &&
+    !snapshot.matches('failed')
+  );
+}
+
+/**
+ * assertUnreachable's walk: the approval walk's events and the hostile ones (the round's end
+ * while a command waits, decisions on calls no one asked about); the effects actor answers
+ * only through those events, and the loop's timeout is offered as its delay.
+ */
+const SAFETY_OPTIONS = {
+  input: pathInput(APPROVAL_CONFIG),
+  events: (snapshot: ToolLoopSnapshot) =>
+    approvalSafetyEvents(snapshot).filter((event) => event.type !== TIMEOUT_EVENT) as never,
+  actors: { effects: 'never' as const },
+  serializeState: serializeLoopState,
+};
+
+describe(`tool-loop machine, walking approvals (SPEC H2): ${approvalPaths.length} simple paths, and ${expiringFailPaths.length} where a deadline fails the run`, () => {
+  it('has the graph these limits give (update the counts when the machine changes on purpose)', () => {
+    expect({
+      simplePaths: approvalPaths.length,
+      finalPaths: approvalPaths.filter((p) => p.state.status === 'done').length,
+      vertices: approvalGraph.vertices.size,
+      edges: approvalGraph.edges.length,
+      failSimplePaths: approvalFailPaths.length,
+      expiringFailPaths: expiringFailPaths.length,
+      failVertices: approvalFailGraph.vertices.size,
+      failEdges: approvalFailGraph.edges.length,
+    }).toEqual({
+      simplePaths: 387,
+      finalPaths: 291,
+      vertices: 181,
+      edges: 196,
+      failSimplePaths: 288,
+      expiringFailPaths: 9,
+      failVertices: 137,
+      failEdges: 154,
+    });
+  });
+
+  describe("replay on a real actor ('reject')", () => {
+    for (const path of approvalPaths) {
+      it(pathName(path), async () => {
+        await replayed(path, APPROVAL_CONFIG);
+      });
+    }
+  });
+
+  describe("replay on a real actor ('fail', a deadline passes)", () => {
+    for (const path of expiringFailPaths) {
+      it(pathName(path), async () => {
+        await replayed(path, APPROVAL_FAIL_CONFIG);
+      });
+    }
+  });
+
+  it('enters awaitingApproval, and keeps every other property, under both policies', () => {
+    for (const [walk, config] of [
+      [approvalGraph, APPROVAL_CONFIG],
+      [approvalFailGraph, APPROVAL_FAIL_CONFIG],
+    ] as const) {
+      expect([...visitedStateNodes(walk)].sort()).toEqual([...STATE_NODES].sort());
+      expect(graphViolations(toolLoopMachine, config)).toEqual([]);
+    }
+  });
+
+  it('never lets a command wait outside awaitingApproval, whatever the host or people send (assertUnreachable)', () => {
+    const { explored } = assertUnreachable(
+      toolLoopMachine,
+      commandWaitsOutsideTheGate,
+      SAFETY_OPTIONS,
+    );
+    // The hostile events lead nowhere the walk does not go.
+    expect(explored).toBe(approvalGraph.vertices.size);
+    expect(
+      assertUnreachable(toolLoopMachine, commandWaitsOutsideTheGate, {
+        ...SAFETY_OPTIONS,
+        input: pathInput(APPROVAL_FAIL_CONFIG),
+      }).explored,
+    ).toBeGreaterThan(0);
+  });
+
+  it('forwards a decision only for a call that waits for one, once', () => {
+    const hostile = loopGraph(toolLoopMachine, APPROVAL_CONFIG, approvalSafetyEvents);
+    expect(approvalViolations(hostile)).toEqual([]);
+    // The hostile events were offered, and ignored.
+    const ignored = hostile.edges.filter(
+      (edge) => (edge.event as { callId?: string }).callId === 'call_9',
+    );
+    expect(ignored.length).toBeGreaterThan(0);
+    for (const edge of ignored) expect(edge.to.context.approvals).toBe(edge.from.context.approvals);
+    const ended = hostile.edges.filter(
+      (edge) =>
+        edge.event.type === 'execute.done' && edge.from.matches({ running: 'awaitingApproval' }),
+    );
+    expect(ended.length).toBeGreaterThan(0);
+    for (const edge of ended) expect(edge.transitions).toEqual([]);
+  });
+
+  it("a rejected or expired command is a decision the host is told of; under 'fail' a deadline fails the run", () => {
+    const end = (walk: LoopPath[], name: string) => {
+      const path = walk.find((p) => pathName(p) === name);
+      if (!path) throw new Error(`no path ${name}`);
+      return path.state;
+    };
+    const rejected = end(
+      approvalPaths,
+      'planExecute → approvalRequested → reject → record → executed → responded ⇒ done',
+    );
+    expect(rejected.context.approvals.decided).toEqual([
+      { callId: 'call_1', approved: false, reason: 'not now' },
+    ]);
+    const expired = end(
+      approvalPaths,
+      'planExecute → approvalRequested → approvalTimedOut → record → executed → responded ⇒ done',
+    );
+    expect(expired.context.approvals.decided).toEqual([
+      { callId: 'call_1', approved: false, reason: 'no decision in time', timedOut: true },
+    ]);
+    const failed = end(
+      expiringFailPaths,
+      'planExecute → approvalRequested → approvalTimedOut ⇒ failed',
+    );
+    expect(failed.output).toMatchObject({
+      status: 'failed',
+      failure: {
+        code: 'TIMEOUT',
+        limit: 1_000,
+        message:
+          "No decision on tool call call_1 ('lookup') within its approvalTimeoutMs (1000 ms)",
+      },
+    });
+    // Aborted or timed out while a command waits: failed, as while executing.
+    const aborted = end(approvalPaths, 'planExecute → approvalRequested → abort ⇒ failed');
+    expect(aborted.context.failure?.code).toBe('ABORTED');
+    const timedOut = end(approvalPaths, 'planExecute → approvalRequested → timeout ⇒ failed');
+    expect(timedOut.context.failure?.code).toBe('TIMEOUT');
   });
 });

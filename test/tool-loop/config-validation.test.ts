@@ -347,6 +347,8 @@ describe('the options object as a whole (SPEC Q4)', () => {
       beforeToolCall: () => undefined,
       afterToolCall: () => {},
       invalidToolCall: 'return-to-model',
+      approvalTimeoutMs: 60_000,
+      onApprovalTimeout: 'fail',
     };
     expect(() => createToolLoop(options)).not.toThrow();
   });

@@ -233,6 +233,10 @@ function show(event: ToolLoopStreamEvent): string {
       return `record ${event.roundIndex}.${event.index} ${event.record.kwargs.city}`;
     case 'text-delta':
       return `text-delta ${event.delta}`;
+    case 'approval-requested':
+      return `approval-requested ${event.request.callId}`;
+    case 'approval-decided':
+      return `approval-decided ${event.decision.callId} ${event.decision.approved}`;
     case 'final':
       return `final ${event.output.status}`;
   }
