@@ -1,5 +1,6 @@
 import { reduceTurnContext } from '../src/compile/reduce-turn-context.js';
 import { pendingToolCalls } from '../src/compile/tool-linkage.js';
+import { costOf } from '../src/cost.js';
 import type { Transcript } from '../src/transcript.js';
 import type { ChainContext, ChainFailure, ChainOutput, ChainRunData } from './chain.js';
 import { callsLeftByFailure, intermediateSteps } from './early-stopping.js';
@@ -18,6 +19,8 @@ export function runDataOf(context: ChainContext): ChainRunData {
   return {
     transcript: settledTranscript(context),
     usage: context.usage,
+    // Linear in usage, so derived from it (SPEC H3): the context keeps no cost of its own.
+    ...(context.config.prices && { cost: costOf(context.usage, context.config.prices) }),
     iterations: context.iterations,
     steps: context.steps,
     intermediateSteps: intermediateSteps(context.steps),

@@ -14,6 +14,7 @@ import type { PromptContract } from '../src/compile/convert-to-llm-request.js';
 import type { SelfRefSnapshot } from '../src/compile/experiences.js';
 import { type ContextMutation, mutate } from '../src/compile/mutations.js';
 import { pendingToolCalls } from '../src/compile/tool-linkage.js';
+import type { ModelPrice } from '../src/cost.js';
 import { ConfigError, InputError } from '../src/errors.js';
 import type { Message, ToolCall, ToolResult } from '../src/messages.js';
 import type { FinishReason, ModelResponse } from '../src/model/language-model.js';
@@ -26,6 +27,15 @@ import type {
 import { NO_DECISION_IN_TIME } from '../src/tools/approval.js';
 import { Transcript } from '../src/transcript.js';
 import { addUsage, type Usage, ZERO_USAGE } from '../src/usage.js';
+import {
+  budgetCrossed,
+  type CallEstimate,
+  isOverCostLimit,
+  isOverToolCallBudget,
+  nextCallEstimate,
+  runCost,
+  toolCallsMade,
+} from './budgets.js';
 import { runDataOf, settledTranscript } from './chain-output.js';
 import {
   callKey,
@@ -44,9 +54,9 @@ import {
   conclusionNote,
   directReturn,
   directReturnCall,
-  EARLY_STOP_MESSAGE,
   type EarlyStop,
   type EarlyStopping,
+  earlyStopMessage,
   type IntermediateStep,
   type StopLimit,
 } from './early-stopping.js';
@@ -77,6 +87,13 @@ import {
 // decision is forwarded to the host (`decide`), which runs the approved call or answers the
 // rejected one; the step's other calls run meanwhile. Only the host runs calls, and it runs
 // a call that needs approval only once the machine forwarded an approval.
+//
+// SPEC H3, budgets (machines/budgets.ts): `preparing` checks maxTokens and maxCost before
+// each model call, by an estimate, and a call that would cross one goes to `stopping` instead;
+// a response whose calls would pass maxToolCalls runs none of them and goes to `stopping`,
+// whose final call without tools answers. Every final call is made only if it fits. With
+// earlyStopping, the last generation's tools run (`doing`) before the iteration limit stops
+// the run. Cost is never kept: it is the price of the usage (config.prices).
 
 export interface ChainWarning {
   readonly prompt: string;
@@ -86,8 +103,20 @@ export interface ChainWarning {
 
 /** Everything the machine decides with; fixed for a run. Plain JSON. */
 export interface ChainConfig {
+  /** Generations allowed; `Infinity`: no limit (the journal's codec keeps it). */
   readonly maxIterations: number;
   readonly maxTokens: number;
+  /** SPEC H3: tool calls allowed per run; undefined: no limit. */
+  readonly maxToolCalls?: number;
+  /** SPEC H3: US dollars allowed per run, priced by `prices`. */
+  readonly maxCost?: number;
+  /** The chain's model's prices: the run's cost is priced with them (result, details, spans). */
+  readonly prices?: ModelPrice;
+  /**
+   * The model settings' `maxOutputTokens`: the output a call is expected to spend at most,
+   * in the check before each call. Undefined: the largest output of the run so far.
+   */
+  readonly maxOutputTokens?: number;
   readonly warnings: { readonly iterations?: ChainWarning; readonly tokens?: ChainWarning };
   /**
    * A system note added after a step's tool results (SPEC C5 says before them; providers
@@ -129,6 +158,7 @@ export interface ChainFailure {
   readonly code:
     | 'PROTOCOL_ERROR'
     | 'TOKEN_LIMIT'
+    | 'COST_LIMIT'
     | 'TIMEOUT'
     | 'CHAIN_ERROR'
     | 'MODEL_ERROR'
@@ -139,6 +169,11 @@ export interface ChainFailure {
   readonly cause?: unknown;
   /** The limit that was reached, for limit failures. */
   readonly limit?: number;
+  /**
+   * A budget's failure before a call (SPEC H3): what the call that was not made was expected
+   * to spend, in tokens (TOKEN_LIMIT) or US dollars (COST_LIMIT).
+   */
+  readonly estimate?: number;
 }
 
 /** What `callModel` is asked to do: the compiled messages of this turn. */
@@ -199,6 +234,11 @@ export interface ChainStep {
   readonly toolResults: readonly ToolResult[];
   readonly usage: Usage;
   readonly finishReason: FinishReason;
+  /**
+   * Its calls would have taken the run past maxToolCalls (SPEC H3): none ran, and its message
+   * is not in the transcript; a final call without tools answered instead.
+   */
+  readonly overBudget?: true;
 }
 
 /**
@@ -241,6 +281,8 @@ export interface ChainContext {
 export interface ChainRunData {
   readonly transcript: Transcript;
   readonly usage: Usage;
+  /** What the usage cost in US dollars, when the config has prices (SPEC H3). */
+  readonly cost?: number;
   readonly iterations: number;
   readonly steps: readonly ChainStep[];
   /** Every tool call with the result the model got for it, in order (LangChain's intermediate_steps). */
@@ -255,7 +297,7 @@ export type ChainOutput<T = unknown> =
       readonly status: 'succeeded';
       readonly result: T;
       readonly text: string;
-      /** Present when the run reached a limit and `earlyStopping` ended it. */
+      /** Present when the run reached a limit and `earlyStopping`, or maxToolCalls's final call, ended it. */
       readonly stopped?: EarlyStop;
     })
   | (ChainRunData & { readonly status: 'failed'; readonly failure: ChainFailure });
@@ -294,6 +336,46 @@ function tokensAfter(context: ChainContext, event: ChainEvent): number {
     context.usage.totalTokens +
     (event.type === 'callModel.done' ? event.output.usage.totalTokens : 0)
   );
+}
+
+/** The run's usage once this event's model response is counted. */
+function usageAfter(context: ChainContext, event: ChainEvent): Usage {
+  return event.type === 'callModel.done'
+    ? addUsage(context.usage, event.output.usage)
+    : context.usage;
+}
+
+/** How many calls the response being decided on asks for: this event's, or the recorded one. */
+function callsRequested(context: ChainContext, event: ChainEvent): number {
+  if (event.type !== 'callModel.done') return context.toolCalls.length;
+  let calls = 0;
+  for (const part of event.output.content) if (part.type === 'tool-call') calls++;
+  return calls;
+}
+
+/**
+ * What the next model call is expected to spend (SPEC H3), before it is compiled: `extra` are
+ * texts it will get that are not pending yet (the final call's note).
+ */
+function nextCall(context: ChainContext, extra?: readonly string[]): CallEstimate {
+  return nextCallEstimate({
+    steps: context.steps,
+    transcript: context.transcript,
+    pending: context.pending,
+    contract: context.config.contract,
+    maxOutputTokens: context.config.maxOutputTokens,
+    ...(extra && { extra }),
+  });
+}
+
+/** The budget the next call would cross; undefined when it fits. */
+function nextCallCrosses(context: ChainContext, extra?: readonly string[]) {
+  return budgetCrossed(context.usage, nextCall(context, extra), context.config);
+}
+
+/** The note of the final call, which the check before that call counts. */
+function finalCallNote(context: ChainContext): string {
+  return conclusionNote(context.limitReached ?? 'maxIterations');
 }
 
 /** Whether the response being decided on asks for tools: this event's, or the recorded one. */
@@ -361,9 +443,30 @@ export const chainMachine = setup({
       );
     },
     hasToolCalls: ({ context, event }) => hasCallsAfter(context, event),
-    // `doing` is unreachable once the generations reach maxIterations (SPEC D3): the calls of
-    // the last allowed generation are not run, because no generation could read their results.
-    canDo: and(['hasToolCalls', not('isOverIterationLimit')]),
+    hasEarlyStopping: ({ context }) => context.config.earlyStopping !== undefined,
+    // SPEC D3: without earlyStopping, `doing` is unreachable once the generations reach
+    // maxIterations: the calls of the last allowed generation are not run, because no
+    // generation could read their results. With earlyStopping they run (LangChain's
+    // AgentExecutor: an iteration is a model call and its tools), and the final answer of
+    // 'generate' reads them.
+    mayRunTools: and(['hasToolCalls', or([not('isOverIterationLimit'), 'hasEarlyStopping'])]),
+    // SPEC H3: the calls made so far and those asked for now would pass maxToolCalls.
+    isOverToolCallBudget: ({ context, event }) =>
+      context.config.maxToolCalls !== undefined &&
+      isOverToolCallBudget(
+        toolCallsMade(context.steps),
+        callsRequested(context, event),
+        context.config.maxToolCalls,
+      ),
+    // The seed-002 semantics: none of the calls runs, and a final call without tools answers.
+    shouldAnswerWithoutTools: and(['mayRunTools', 'isOverToolCallBudget']),
+    canDo: and(['mayRunTools', not('isOverToolCallBudget')]),
+    isOverCostLimit: ({ context, event }) =>
+      isOverCostLimit(usageAfter(context, event), context.config),
+    // SPEC H3: the next call would cross maxTokens or maxCost, by its estimate: it is not made.
+    isNextCallOverBudget: ({ context }) => nextCallCrosses(context) !== undefined,
+    // maxIterations 0 with 'force': no model call, the stop message.
+    shouldForceStopAtStart: and(['isOverIterationLimit', 'shouldForceStop']),
     canSucceed: (_, params: { outcome: ValidationOutcome }) => params.outcome.ok,
     // Once a limit stopped the run, the time limit is spent: the final answer is not bounded.
     hasExecutionTimeLimit: ({ context }) =>
@@ -389,11 +492,14 @@ export const chainMachine = setup({
     isDirectReturn: ({ context }, params: { output: ExecuteToolsOutput }) =>
       directReturn(context.toolCalls, params.output.results, context.config.returnDirectTools) !==
       undefined,
-    shouldForceStop: ({ context }) => context.config.earlyStopping === 'force',
-    // The final call spends tokens too: with the budget spent there is nothing to generate with.
+    // maxToolCalls always ends with a final call, whatever earlyStopping says.
+    shouldForceStop: ({ context }) =>
+      context.config.earlyStopping === 'force' && context.limitReached !== 'maxToolCalls',
+    // The final call of 'generate', or of maxToolCalls, is made only if it fits the budgets
+    // (SPEC H3): it is checked before it is made, as every call is.
     shouldGenerateFinalAnswer: ({ context }) =>
-      context.config.earlyStopping === 'generate' &&
-      hasTokenBudget(context.usage.totalTokens, context.config.maxTokens),
+      (context.config.earlyStopping === 'generate' || context.limitReached === 'maxToolCalls') &&
+      nextCallCrosses(context, [finalCallNote(context)]) === undefined,
     // The answer of the final call early stopping made: it is never corrected, so it never loops.
     isFinalAnswer: ({ context }) => context.limitReached !== undefined,
     // The call could not be made as configured (a remote tool named like a local one): the
@@ -468,6 +574,21 @@ export const chainMachine = setup({
         usage: addUsage(context.usage, response.usage),
         // The output reaches the transcript as a mutation, applied at the next compile.
         pending: [...context.pending, mutate.assistantMessage(text, toolCalls)],
+      };
+    }),
+    // SPEC H3, the seed-002 semantics: a response whose calls would pass maxToolCalls is a
+    // step (its usage counts) whose calls never run, and its message stays out of the
+    // transcript, so the final call sees the conversation as it was before it, with no call
+    // left unanswered.
+    recordOverBudgetResponse: assign(({ context, event }) => {
+      const response = (event as Extract<ChainEvent, { type: 'callModel.done' }>).output;
+      const toolCalls = withUniqueIds(responseToolCalls(response), context.iterations);
+      const next = { ...context, response, toolCalls };
+      return {
+        response,
+        toolCalls,
+        usage: addUsage(context.usage, response.usage),
+        steps: [...context.steps, { ...stepOf(next, []), overBudget: true as const }],
       };
     }),
     // The final call's answer, whatever follows it (validation, or failing for its size or its
@@ -569,6 +690,10 @@ export const chainMachine = setup({
         },
       };
     }),
+    // The budget the next call would cross stops the run (SPEC H3).
+    reachBudgetLimit: assign(({ context }) => ({
+      limitReached: nextCallCrosses(context) ?? 'maxTokens',
+    })),
     // The host aborts what is in flight and drops its answer: no late answer reaches `stopping`'s successors.
     cancelEffects: sendTo('effects', ({ context }) => ({
       type: 'cancel' as const,
@@ -605,7 +730,9 @@ export const chainMachine = setup({
       input: { messages: context.request, iteration: context.iterations, final: true },
     })),
     // LangChain's 'force': the run ends with a stop message, which is text, never validated.
-    forceStop: assign({ result: EARLY_STOP_MESSAGE }),
+    forceStop: assign({
+      result: ({ context }) => earlyStopMessage(context.limitReached ?? 'maxIterations'),
+    }),
     appendCorrection: assign(({ context }, params: { message: string }) => ({
       pending: [...context.pending, mutate.systemNote(params.message)],
     })),
@@ -623,6 +750,7 @@ export const chainMachine = setup({
       return { result: value, intermediateResults };
     }),
     failOnTokenLimit: assign({ failure: ({ context }) => tokenLimitFailure(context) }),
+    failOnCostLimit: assign({ failure: ({ context }) => costLimitFailure(context) }),
     failOnLimits: assign({
       failure: ({ context }) =>
         !hasTokenBudget(context.usage.totalTokens, context.config.maxTokens)
@@ -632,18 +760,7 @@ export const chainMachine = setup({
     // The limit that stopped the run is the failure, with or without earlyStopping: a run
     // that also spent its budget exactly did not exceed it. That budget is why 'generate'
     // made no final call here, and the message says so.
-    failOnStop: assign({
-      failure: ({ context }) => {
-        const stopped =
-          context.limitReached === 'maxExecutionTime'
-            ? timeLimitFailure(context)
-            : iterationLimitFailure(context);
-        const { earlyStopping, maxTokens } = context.config;
-        return earlyStopping === 'generate' && !hasTokenBudget(context.usage.totalTokens, maxTokens)
-          ? { ...stopped, message: `${stopped.message}; ${noBudgetToConclude(context)}` }
-          : stopped;
-      },
-    }),
+    failOnStop: assign({ failure: ({ context }) => stopFailure(context) }),
     failOnFinalAnswer: assign(({ context }, params: { problem: string }) => ({
       failure: failure(
         'PROTOCOL_ERROR',
@@ -730,6 +847,12 @@ export const chainMachine = setup({
     idle: {
       always: [
         { guard: 'canThink', target: 'preparing' },
+        // maxIterations 0 (SPEC H3): no model call; 'force' answers with its stop message.
+        {
+          guard: 'shouldForceStopAtStart',
+          target: 'stopping',
+          actions: { type: 'reachLimit', params: { limit: 'maxIterations' } },
+        },
         { target: 'failed', actions: 'failOnLimits' },
       ],
     },
@@ -739,6 +862,8 @@ export const chainMachine = setup({
       always: [
         { guard: 'shouldWarnIterations', actions: 'insertIterationWarning' },
         { guard: 'shouldWarnTokens', actions: 'insertTokenWarning' },
+        // SPEC H3: a call that would cross maxTokens or maxCost is not made.
+        { guard: 'isNextCallOverBudget', target: 'stopping', actions: 'reachBudgetLimit' },
         { target: 'thinking', actions: 'beforeThink' },
       ],
     },
@@ -751,6 +876,19 @@ export const chainMachine = setup({
             guard: 'isOverTokenLimit',
             target: 'failed',
             actions: ['recordResponse', 'recordStep', 'failOnTokenLimit'],
+          },
+          {
+            guard: 'isOverCostLimit',
+            target: 'failed',
+            actions: ['recordResponse', 'recordStep', 'failOnCostLimit'],
+          },
+          {
+            guard: 'shouldAnswerWithoutTools',
+            target: 'stopping',
+            actions: [
+              'recordOverBudgetResponse',
+              { type: 'reachLimit', params: { limit: 'maxToolCalls' } },
+            ],
           },
           {
             guard: 'canDo',
@@ -808,6 +946,16 @@ export const chainMachine = setup({
               type: 'recordToolResults',
               params: ({ event }) => ({ output: event.output }),
             },
+          },
+          // The last generation's tools ran, with earlyStopping (SPEC H3): now the run stops,
+          // at the limit that fired even when the budget is spent too.
+          {
+            guard: 'isOverIterationLimit',
+            target: 'stopping',
+            actions: [
+              { type: 'recordToolResults', params: ({ event }) => ({ output: event.output }) },
+              { type: 'reachLimit', params: { limit: 'maxIterations' } },
+            ],
           },
           // Only when the last answer spent exactly the rest of the token budget.
           {
@@ -953,15 +1101,16 @@ export const chainMachine = setup({
         },
       },
     },
-    // Where every limit but the token budget leads (SPEC R4): fail, or stop early.
+    // Where every limit leads (SPEC R4, H3), but a call that crossed a budget: fail, stop
+    // early, or, at maxToolCalls, make the final call without tools.
     stopping: {
       always: [
-        { guard: 'shouldForceStop', target: 'succeeded', actions: ['closeOpenCalls', 'forceStop'] },
         {
           guard: 'shouldGenerateFinalAnswer',
           target: 'concluding',
           actions: ['closeOpenCalls', 'insertConclusionNote', 'beforeThink'],
         },
+        { guard: 'shouldForceStop', target: 'succeeded', actions: ['closeOpenCalls', 'forceStop'] },
         { target: 'failed', actions: 'failOnStop' },
       ],
     },
@@ -974,6 +1123,11 @@ export const chainMachine = setup({
             guard: 'isOverTokenLimit',
             target: 'failed',
             actions: ['recordFinalAnswer', 'recordStep', 'failOnTokenLimit'],
+          },
+          {
+            guard: 'isOverCostLimit',
+            target: 'failed',
+            actions: ['recordFinalAnswer', 'recordStep', 'failOnCostLimit'],
           },
           {
             guard: 'hasAnswerText',
@@ -1015,13 +1169,14 @@ export const chainMachine = setup({
     const data = runDataOf(context);
     if (context.failure) return { ...data, status: 'failed', failure: context.failure };
     const { limitReached: reason } = context;
-    const method = context.config.earlyStopping;
+    // maxToolCalls's final call answers whatever earlyStopping says.
+    const method = reason === 'maxToolCalls' ? 'generate' : context.config.earlyStopping;
     const forced = reason !== undefined && method === 'force';
     return {
       ...data,
       status: 'succeeded',
       result: context.result,
-      text: forced ? EARLY_STOP_MESSAGE : answerTextOf(context),
+      text: forced ? earlyStopMessage(reason) : answerTextOf(context),
       ...(reason && method && { stopped: { reason, method } }),
     };
   },
@@ -1078,9 +1233,36 @@ function timeLimitFailure(context: ChainContext): ChainFailure {
   };
 }
 
-/** Why earlyStopping 'generate' made no final call: it would have spent beyond maxTokens. */
+/** The failure of the limit that stopped the run, when no early stopping ended it. */
+function stopFailure(context: ChainContext): ChainFailure {
+  const limit = context.limitReached ?? 'maxIterations';
+  if (limit === 'maxTokens' || limit === 'maxCost') return budgetFailure(context, limit);
+  if (limit === 'maxToolCalls') {
+    // Its final call would cross a budget: that budget's failure, saying why it was the last.
+    const budget = nextCallCrosses(context, [finalCallNote(context)]) ?? 'maxTokens';
+    const failed = budgetFailure(context, budget, [finalCallNote(context)]);
+    return {
+      ...failed,
+      message: `maxToolCalls (${context.config.maxToolCalls}) was reached, and the final call without tools ${failed.message.replace(/^The next model call /, '')}`,
+    };
+  }
+  const stopped =
+    limit === 'maxExecutionTime' ? timeLimitFailure(context) : iterationLimitFailure(context);
+  // 'generate' made no final call only when it would not fit a budget.
+  return context.config.earlyStopping === 'generate'
+    ? { ...stopped, message: `${stopped.message}; ${noBudgetToConclude(context)}` }
+    : stopped;
+}
+
+/** Why earlyStopping 'generate' made no final call: it would have spent beyond a budget. */
 function noBudgetToConclude(context: ChainContext): string {
-  return `earlyStopping 'generate' made no final call: all ${context.config.maxTokens} tokens of maxTokens were spent`;
+  const { maxTokens } = context.config;
+  if (!hasTokenBudget(context.usage.totalTokens, maxTokens)) {
+    return `earlyStopping 'generate' made no final call: all ${maxTokens} tokens of maxTokens were spent`;
+  }
+  const budget = nextCallCrosses(context, [finalCallNote(context)]) ?? 'maxTokens';
+  const why = budgetFailure(context, budget, [finalCallNote(context)]).message;
+  return `earlyStopping 'generate' made no final call: it ${why.replace(/^The next model call /, '').replace(/; it was not made$/, '')}`;
 }
 
 function tokenLimitFailure(context: ChainContext): ChainFailure {
@@ -1089,6 +1271,56 @@ function tokenLimitFailure(context: ChainContext): ChainFailure {
     message: `Token limit exceeded: used ${context.usage.totalTokens} of ${context.config.maxTokens} tokens`,
     limit: context.config.maxTokens,
   };
+}
+
+function costLimitFailure(context: ChainContext): ChainFailure {
+  const maxCost = context.config.maxCost ?? 0;
+  return {
+    code: 'COST_LIMIT',
+    message: `Cost limit exceeded: spent ${usd(runCost(context.usage, context.config.prices) ?? 0)} of ${usd(maxCost)}`,
+    limit: maxCost,
+  };
+}
+
+/** SPEC H3: the next call would cross `budget`, by its estimate, so it was not made. */
+function budgetFailure(
+  context: ChainContext,
+  budget: 'maxTokens' | 'maxCost',
+  extra?: readonly string[],
+): ChainFailure {
+  const estimate = nextCall(context, extra);
+  const { usage, config } = context;
+  const tokens = estimate.inputTokens + estimate.outputTokens;
+  if (budget === 'maxTokens') {
+    return {
+      code: 'TOKEN_LIMIT',
+      message: `The next model call would exceed maxTokens (${config.maxTokens}): about ${tokens} tokens with ${usage.totalTokens} spent; it was not made`,
+      limit: config.maxTokens,
+      estimate: tokens,
+    };
+  }
+  const spent = runCost(usage, config.prices) ?? 0;
+  const next =
+    runCost(
+      {
+        inputTokens: estimate.inputTokens,
+        outputTokens: estimate.outputTokens,
+        totalTokens: tokens,
+      },
+      config.prices,
+    ) ?? 0;
+  const maxCost = config.maxCost ?? 0;
+  return {
+    code: 'COST_LIMIT',
+    message: `The next model call would exceed maxCost (${usd(maxCost)}): about ${usd(next)} with ${usd(spent)} spent; it was not made`,
+    limit: maxCost,
+    estimate: next,
+  };
+}
+
+/** US dollars for a message: four significant digits are plenty for a budget. */
+function usd(amount: number): string {
+  return `$${Number(amount.toPrecision(4))}`;
 }
 
 function stepOf(context: ChainContext, toolResults: readonly ToolResult[]): ChainStep {

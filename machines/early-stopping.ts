@@ -10,17 +10,36 @@ import { type ModelResponse, responseText } from '../src/model/language-model.js
 /** What a run does when it reaches maxIterations or maxExecutionTime (LangChain's `early_stopping_method`). */
 export type EarlyStopping = 'force' | 'generate';
 
-/** The limits early stopping applies to. Not maxTokens: a further call would spend beyond it. */
-export type StopLimit = 'maxIterations' | 'maxExecutionTime';
+/**
+ * The limits that stop a run (SPEC R4, H3): early stopping applies to each, and maxToolCalls
+ * always ends with a final call without tools. A budget (maxTokens, maxCost) stops a run when
+ * its next call would cross it, before that call is made; a call that crossed it anyway fails
+ * the run, with no early stopping: it already spent beyond it.
+ */
+export type StopLimit =
+  | 'maxIterations'
+  | 'maxExecutionTime'
+  | 'maxTokens'
+  | 'maxCost'
+  | 'maxToolCalls';
 
-/** How an early-stopped run ended; present only on runs that did. */
+/** How a stopped run ended; present only on runs that did. */
 export interface EarlyStop {
   readonly reason: StopLimit;
+  /** 'generate' for maxToolCalls, whose final call answers whatever `earlyStopping` says. */
   readonly method: EarlyStopping;
 }
 
 /** The answer of a run stopped with `earlyStopping: 'force'` (LangChain words it the same way). */
 export const EARLY_STOP_MESSAGE = 'Agent stopped due to iteration limit or time limit.';
+
+/** The answer of a run stopped with `earlyStopping: 'force'` at a budget. */
+export const BUDGET_STOP_MESSAGE = 'Agent stopped due to its token or cost budget.';
+
+/** What 'force' answers when `limit` stopped the run. */
+export function earlyStopMessage(limit: StopLimit): string {
+  return limit === 'maxTokens' || limit === 'maxCost' ? BUDGET_STOP_MESSAGE : EARLY_STOP_MESSAGE;
+}
 
 /** What a step holds that these rules read: its calls and their results. */
 interface StepCalls {
@@ -34,10 +53,16 @@ export interface IntermediateStep {
   readonly observation: ToolResult;
 }
 
+const LIMIT_TEXTS: Readonly<Record<StopLimit, string>> = {
+  maxIterations: 'the iteration limit was reached',
+  maxExecutionTime: 'the time limit was reached',
+  maxTokens: 'the token budget would be exceeded',
+  maxCost: 'the cost budget would be exceeded',
+  maxToolCalls: 'the tool-call budget (maxToolCalls) is spent',
+};
+
 function limitText(limit: StopLimit): string {
-  return limit === 'maxIterations'
-    ? 'the iteration limit was reached'
-    : 'the time limit was reached';
+  return LIMIT_TEXTS[limit];
 }
 
 /**

@@ -113,15 +113,51 @@ export class ProtocolError extends StatecraftError {
   static override readonly code: string = 'PROTOCOL_ERROR';
 }
 
-/** The run spent more tokens than `maxTokens` allows. */
+/** What a budget's error says of the call a run did not make (SPEC H3). */
+export interface BudgetErrorOptions extends StatecraftErrorOptions {
+  /** The next call's expected spend, when the run stopped before making it. */
+  readonly estimate?: number;
+  /** Replaces the default message. */
+  readonly message?: string;
+}
+
+/**
+ * The run spent more tokens than `maxTokens` allows, or its next model call would have
+ * (`estimate` set: that call was not made, SPEC H3).
+ */
 export class TokenLimitError extends StatecraftError {
   static override readonly code: string = 'TOKEN_LIMIT';
   readonly limit: number;
   readonly used: number;
-  constructor(limit: number, used: number, options?: StatecraftErrorOptions) {
-    super(`Token limit exceeded: used ${used} of ${limit} tokens`, options);
+  /** The tokens the call that was not made was expected to spend; undefined after a call. */
+  readonly estimate: number | undefined;
+  constructor(limit: number, used: number, options: BudgetErrorOptions = {}) {
+    const { estimate, message, ...rest } = options;
+    super(message ?? `Token limit exceeded: used ${used} of ${limit} tokens`, rest);
     this.limit = limit;
     this.used = used;
+    this.estimate = estimate;
+  }
+}
+
+/**
+ * The run spent more US dollars than `maxCost` allows, or its next model call would have
+ * (`estimate` set: that call was not made). Priced with the chain's `prices` (SPEC H3).
+ */
+export class CostLimitError extends StatecraftError {
+  static override readonly code: string = 'COST_LIMIT';
+  /** US dollars. */
+  readonly limit: number;
+  /** US dollars spent by the run. */
+  readonly spent: number;
+  /** What the call that was not made was expected to cost; undefined after a call. */
+  readonly estimate: number | undefined;
+  constructor(limit: number, spent: number, options: BudgetErrorOptions = {}) {
+    const { estimate, message, ...rest } = options;
+    super(message ?? `Cost limit exceeded: spent $${spent} of $${limit}`, rest);
+    this.limit = limit;
+    this.spent = spent;
+    this.estimate = estimate;
   }
 }
 

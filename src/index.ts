@@ -26,6 +26,7 @@ export {
 } from '../machines/chain.js';
 export { callKey, isDuplicateCall, warningPoint } from '../machines/chain-policy.js';
 export {
+  BUDGET_STOP_MESSAGE,
   EARLY_STOP_MESSAGE,
   type EarlyStop,
   type EarlyStopping,
@@ -92,6 +93,7 @@ export {
 } from './compile/system-prompt.js';
 export { type PendingCalls, pendingToolCalls } from './compile/tool-linkage.js';
 export { assistantRequestText, truncationMarker } from './compile/truncation-marker.js';
+export { costOf, type ModelPrice, type ModelPrices } from './cost.js';
 export {
   type Approvals,
   approvals,
@@ -109,8 +111,10 @@ export type { JournalStore, RunListing } from './durable/stores/journal-store.js
 export { memoryStore } from './durable/stores/memory-store.js';
 export {
   AbortError,
+  type BudgetErrorOptions,
   ChainError,
   ConfigError,
+  CostLimitError,
   InputError,
   ModelError,
   type ModelErrorOptions,

@@ -3,6 +3,7 @@ import {
   AbortError,
   ChainError,
   ConfigError,
+  CostLimitError,
   InputError,
   ModelError,
   ProtocolError,
@@ -85,8 +86,14 @@ const REVIVALS: Readonly<Record<string, Revival>> = {
       withProblems(new ToolCollisionError(str(f, 'executor'), strings(f, 'toolNames'), o), f),
   },
   [TokenLimitError.code]: {
-    fields: ['limit', 'used'],
-    make: (_m, f, o) => new TokenLimitError(num(f, 'limit'), num(f, 'used'), o),
+    fields: ['limit', 'used', 'estimate'],
+    make: (m, f, o) =>
+      new TokenLimitError(num(f, 'limit'), num(f, 'used'), { ...o, message: m, ...estimate(f) }),
+  },
+  [CostLimitError.code]: {
+    fields: ['limit', 'spent', 'estimate'],
+    make: (m, f, o) =>
+      new CostLimitError(num(f, 'limit'), num(f, 'spent'), { ...o, message: m, ...estimate(f) }),
   },
   [TimeoutError.code]: {
     fields: ['timeoutMs'],
@@ -257,4 +264,9 @@ function strings(f: Fields, key: string): readonly string[] {
   if (!value.every((v) => typeof v === 'string'))
     throw new TypeError(`\`${key}\` must be an array of strings`);
   return value as readonly string[];
+}
+
+/** A budget error's estimate, when it has one (SPEC H3: the call it did not make). */
+function estimate(f: Fields): { estimate?: number } {
+  return f.estimate === undefined ? {} : { estimate: num(f, 'estimate') };
 }

@@ -75,9 +75,19 @@ export class RunObservation {
     return call;
   }
 
-  modelCallAnswered(call: ObservedModelCall, response: ModelResponse, endedAt: number): void {
+  modelCallAnswered(
+    call: ObservedModelCall,
+    response: ModelResponse,
+    endedAt: number,
+    cost?: number,
+  ): void {
     if (!this.#modelCalls.delete(call)) return; // ended with its run already, or never reported
-    const outcome = { response, usage: response.usage, endTime: observedTime(endedAt) };
+    const outcome = {
+      response,
+      usage: response.usage,
+      ...(cost !== undefined && { cost }),
+      endTime: observedTime(endedAt),
+    };
     for (const o of this.observers) {
       notify(o, 'onModelCallEnd', () => o.onModelCallEnd?.(this.run, call, outcome));
     }
@@ -169,12 +179,22 @@ export class RunObservation {
     this.#toolCalls.clear();
   }
 
-  succeeded(output: unknown, usage?: Usage): void {
-    this.end({ output, ...(usage && { usage }), endTime: observedTime() });
+  succeeded(output: unknown, usage?: Usage, cost?: number): void {
+    this.end({
+      output,
+      ...(usage && { usage }),
+      ...(cost !== undefined && { cost }),
+      endTime: observedTime(),
+    });
   }
 
-  failed(error: unknown, usage?: Usage): void {
-    this.end({ error, ...(usage && { usage }), endTime: observedTime() });
+  failed(error: unknown, usage?: Usage, cost?: number): void {
+    this.end({
+      error,
+      ...(usage && { usage }),
+      ...(cost !== undefined && { cost }),
+      endTime: observedTime(),
+    });
   }
 }
 

@@ -70,7 +70,13 @@ export interface RunObserver {
     run: ObservedRun,
     call: ObservedModelCall,
     outcome:
-      | { readonly response: ModelResponse; readonly usage: Usage; readonly endTime: number }
+      | {
+          readonly response: ModelResponse;
+          readonly usage: Usage;
+          /** US dollars, when the chain has `prices` (SPEC H3). */
+          readonly cost?: number;
+          readonly endTime: number;
+        }
       | { readonly error: unknown; readonly endTime: number },
   ): void;
   onToolCallStart?(run: ObservedRun, call: ObservedToolCall): void;
@@ -93,7 +99,18 @@ export interface RunObserver {
   onRunEnd?(
     run: ObservedRun,
     outcome:
-      | { readonly output: unknown; readonly usage?: Usage; readonly endTime: number }
-      | { readonly error: unknown; readonly usage?: Usage; readonly endTime: number },
+      | {
+          readonly output: unknown;
+          readonly usage?: Usage;
+          /** What the run's usage cost in US dollars, when the chain has `prices` (SPEC H3). */
+          readonly cost?: number;
+          readonly endTime: number;
+        }
+      | {
+          readonly error: unknown;
+          readonly usage?: Usage;
+          readonly cost?: number;
+          readonly endTime: number;
+        },
   ): void;
 }

@@ -43,6 +43,8 @@ export const ATTR = {
   approvalApproved: 'statecraft.approval.approved',
   approvalReason: 'statecraft.approval.reason',
   approvalTimedOut: 'statecraft.approval.timed_out',
+  /** US dollars a model call or run cost, priced with the chain's `prices` (SPEC H3). */
+  costUsd: 'statecraft.cost.usd',
 } as const;
 
 /** Our adapters' provider names as the conventions' well-known `gen_ai.provider.name` values. */

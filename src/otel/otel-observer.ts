@@ -177,6 +177,7 @@ export function otelObserver(options: OtelObserverOptions = {}): RunObserver {
       // A model run's usage is its call's, recorded with the response.
       if (role !== 'model' && outcome.usage && spentTokens(open, outcome.usage)) {
         setUsage(span, outcome.usage);
+        if (outcome.cost !== undefined) span.setAttribute(ATTR.costUsd, outcome.cost);
       }
       span.end(outcome.endTime);
     },
@@ -222,7 +223,10 @@ export function otelObserver(options: OtelObserverOptions = {}): RunObserver {
       if (!open) return;
       modelCalls.delete(call);
       if ('error' in outcome) fail(open.span, outcome.error, captureContent);
-      else recordResponse(open.span, outcome.response, outcome.usage, captureContent);
+      else {
+        recordResponse(open.span, outcome.response, outcome.usage, captureContent);
+        if (outcome.cost !== undefined) open.span.setAttribute(ATTR.costUsd, outcome.cost);
+      }
       if (open.owned) open.span.end(outcome.endTime);
     },
 

@@ -1,6 +1,7 @@
 import type { ChainConfig, ChainWarning } from '../../machines/chain.js';
 import type { EarlyStopping } from '../../machines/early-stopping.js';
 import type { PromptContract, PromptTool } from '../compile/convert-to-llm-request.js';
+import { type ModelPrices, priceOf } from '../cost.js';
 import { ConfigError } from '../errors.js';
 import type { JsonSchema, LanguageModel, ResponseFormat } from '../model/language-model.js';
 import { checkResponseFormat, checkSamplingSettings } from '../options/model-request-options.js';
@@ -15,6 +16,7 @@ import type { ToolCallHooks } from '../tools/tool-hooks.js';
 import {
   checkModel,
   checkToolHooks,
+  countOrInfinity,
   integerAtLeast,
   optionalDelay,
   optionalPositive,
@@ -40,13 +42,40 @@ export interface ChainOptions<T = string> extends ToolCallHooks {
   readonly systemPrompt?: string;
   readonly baseInstruction?: string;
   readonly mustPrinciples?: readonly string[];
-  /** Generations allowed per run (default 10); reaching it without an answer is a ProtocolError (see earlyStopping). */
+  /**
+   * Generations allowed per run (default 10): an integer >= 0, or `Infinity` for no limit.
+   * Reaching it without an answer is a ProtocolError (see earlyStopping). 0 makes no model
+   * call: with earlyStopping 'force' the run answers with the stop message, else it fails.
+   */
   readonly maxIterations?: number;
   /**
-   * Tokens allowed per run, summed over every model call (default 128,000): TokenLimitError.
-   * earlyStopping does not apply to it: a further call would spend tokens beyond it.
+   * Tokens allowed per run, summed over every model call (default 128,000). Checked before
+   * each call as well as after (SPEC H3): a call expected to cross it is not made, and the run
+   * stops as at any limit (earlyStopping applies; without it, a TokenLimitError with
+   * `estimate`). A call that crossed it anyway fails the run (TokenLimitError), early
+   * stopping or not. The expected spend: the previous call's input tokens plus a quarter of
+   * the characters added since (the first call: of the whole conversation and system
+   * prompt), plus `modelSettings.maxOutputTokens`, or else the largest output of the run so far.
    */
   readonly maxTokens?: number;
+  /**
+   * Tool calls allowed per run: an integer >= 0, or Infinity (default: no limit). A response
+   * whose calls would take the run past it runs none of them: its message is left out of the
+   * transcript, and one last model call without tools answers (the result's `stopped` is
+   * `{ reason: 'maxToolCalls', method: 'generate' }`), if it fits maxTokens and maxCost.
+   */
+  readonly maxToolCalls?: number;
+  /**
+   * US dollars allowed per run, a number > 0, priced with `prices` (required with it).
+   * Checked before and after each call, as maxTokens is: CostLimitError.
+   */
+  readonly maxCost?: number;
+  /**
+   * The model's prices in US dollars per million tokens, `{ inputPerMillion, outputPerMillion,
+   * cachedInputPerMillion? }`, or such prices by model id (the chain's model's `modelId` must
+   * be one). With them a run's cost is on its result (`cost`), its `details()` and its spans.
+   */
+  readonly prices?: ModelPrices;
   /**
    * Milliseconds a run may take (at most 2^31 - 1). When it passes, the model call, tool calls
    * or validation in flight are cancelled (their signals aborted, their answers dropped) and
@@ -61,8 +90,11 @@ export interface ChainOptions<T = string> extends ToolCallHooks {
    *   with an outputSchema or a JSON responseFormat).
    * - 'generate': one last model call without tools, told to answer from what it has; its
    *   answer is validated like any, and a missing or invalid one fails the run (ProtocolError).
-   *   With maxTokens spent exactly there is no call to make: the run fails as it would
-   *   without earlyStopping, with the error of the limit reached.
+   *   That call is made only if it fits maxTokens and maxCost: otherwise the run fails as it
+   *   would without earlyStopping, with the error of the limit reached.
+   * It also applies when the next call would cross maxTokens or maxCost (SPEC H3), and at
+   * maxIterations the tools the last generation asked for run first (as in LangChain's
+   * AgentExecutor), so the final answer of 'generate' reads their results.
    * The result's `stopped` says which limit and method ended the run.
    */
   readonly earlyStopping?: EarlyStopping;
@@ -120,6 +152,9 @@ export const CHAIN_OPTION_KEYS = [
   'mustPrinciples',
   'maxIterations',
   'maxTokens',
+  'maxToolCalls',
+  'maxCost',
+  'prices',
   'maxExecutionTime',
   'earlyStopping',
   'warningPrompt',
@@ -265,6 +300,31 @@ function checkPlainOptions(problems: OptionProblems, options: ChainOptions<unkno
   }
 }
 
+/** SPEC H3: maxToolCalls, maxCost and the prices it needs, as the config holds them. */
+function checkBudgets(
+  problems: OptionProblems,
+  options: ChainOptions<unknown>,
+): Pick<ChainConfig, 'maxToolCalls' | 'maxCost' | 'prices'> {
+  const maxToolCalls = problems.check(() =>
+    countOrInfinity('maxToolCalls', options.maxToolCalls, undefined),
+  );
+  const maxCost = problems.check(() => optionalPositive('maxCost', options.maxCost, false));
+  const modelId = (options.model as { modelId?: unknown } | undefined)?.modelId;
+  const prices =
+    options.prices === undefined
+      ? undefined
+      : problems.check(() => priceOf('prices', options.prices, String(modelId)));
+  if (maxCost !== undefined && options.prices === undefined) {
+    problems.add('maxCost', 'needs `prices` to price what the run spends');
+  }
+  return {
+    // Infinity is no limit: the config leaves it out.
+    ...(maxToolCalls !== undefined && Number.isFinite(maxToolCalls) && { maxToolCalls }),
+    ...(maxCost !== undefined && { maxCost }),
+    ...(prices && { prices }),
+  };
+}
+
 /**
  * Validates every option, reporting every problem at once (unknown keys, with the nearest
  * known name, first), and derives the machine's config. `options` is an object (createChain
@@ -280,8 +340,9 @@ export function chainConfig(
   problems.check(() => checkModel('model', options.model));
   problems.check(() => runName('name', options.name, 'chain'));
   const maxIterations = problems.check(() =>
-    integerAtLeast('maxIterations', options.maxIterations, 1, 10),
+    countOrInfinity('maxIterations', options.maxIterations, 10),
   );
+  const budgets = checkBudgets(problems, options);
   const maxTokens = problems.check(() =>
     integerAtLeast('maxTokens', options.maxTokens, 1, 128_000),
   );
@@ -319,6 +380,10 @@ export function chainConfig(
     // Defined: their checks passed, or throwIfAny would have thrown.
     maxIterations: maxIterations as number,
     maxTokens: maxTokens as number,
+    ...budgets,
+    ...(typeof settings?.maxOutputTokens === 'number' && {
+      maxOutputTokens: settings.maxOutputTokens,
+    }),
     warnings: {
       ...(iterationWarning && { iterations: iterationWarning }),
       ...(tokenWarning && { tokens: tokenWarning }),

@@ -4,6 +4,7 @@ import {
   AbortError,
   ChainError,
   ConfigError,
+  CostLimitError,
   ProtocolError,
   type StatecraftError,
   TimeoutError,
@@ -28,6 +29,7 @@ export function chainResult<T>(
     text,
     transcript,
     usage,
+    cost,
     iterations,
     steps,
     intermediateSteps,
@@ -42,6 +44,7 @@ export function chainResult<T>(
       text,
       transcript: transcript.toArray(),
       usage,
+      ...(cost !== undefined && { cost }),
       iterations,
       steps,
       intermediateSteps,
@@ -59,6 +62,7 @@ export function chainError(output: FailedChainOutput, recorder: RunRecorder): St
   const partial: ChainPartialResult = {
     transcript: output.transcript.toArray(),
     usage: output.usage,
+    ...(output.cost !== undefined && { cost: output.cost }),
     steps: output.steps,
     intermediateSteps: output.intermediateSteps,
     output,
@@ -77,7 +81,17 @@ function chainErrorOf(
     case 'PROTOCOL_ERROR':
       return new ProtocolError(failure.message, options);
     case 'TOKEN_LIMIT':
-      return new TokenLimitError(failure.limit ?? Number.NaN, output.usage.totalTokens, options);
+      return new TokenLimitError(failure.limit ?? Number.NaN, output.usage.totalTokens, {
+        ...options,
+        message: failure.message,
+        ...(failure.estimate !== undefined && { estimate: failure.estimate }),
+      });
+    case 'COST_LIMIT':
+      return new CostLimitError(failure.limit ?? Number.NaN, output.cost ?? Number.NaN, {
+        ...options,
+        message: failure.message,
+        ...(failure.estimate !== undefined && { estimate: failure.estimate }),
+      });
     case 'TIMEOUT':
       return new TimeoutError(failure.limit ?? Number.NaN, failure.message, options);
     case 'ABORTED':

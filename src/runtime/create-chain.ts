@@ -43,7 +43,7 @@ import {
 } from './chain-run-resources.js';
 import { chainStreamEvents } from './chain-stream-events.js';
 import type { DurableActorInput, DurableRunOptions } from './durable-run.js';
-import type { RunDetails } from './run-details.js';
+import { type RunDetails, RunRecorder } from './run-details.js';
 import { RunHost } from './run-host.js';
 import { checkedRunInput } from './run-input.js';
 import type { RunTypes } from './run-kind.js';
@@ -73,11 +73,13 @@ export interface ChainResult<T> {
   readonly text: string;
   readonly transcript: readonly Message[];
   readonly usage: Usage;
+  /** What `usage` cost in US dollars, when the chain has `prices` (SPEC H3). */
+  readonly cost?: number;
   readonly iterations: number;
   readonly steps: readonly ChainStep[];
   /** Every tool call with the result the model got, in call order (LangChain's intermediate_steps). */
   readonly intermediateSteps: readonly IntermediateStep[];
-  /** Present when the run reached a limit and `earlyStopping` ended it: which one, and how. */
+  /** Present when the run reached a limit and `earlyStopping` (or maxToolCalls's final call) ended it: which one, and how. */
   readonly stopped?: EarlyStop;
   readonly mutationLog: MutationLog;
   readonly intermediateResults: Readonly<Record<string, unknown>>;
@@ -104,6 +106,8 @@ export type ChainStreamEvent<T = unknown> =
 
 /** Fatal chain errors keep the whole partial run: transcript, usage and steps. */
 export interface ChainPartialResult extends PartialResult {
+  /** What `usage` cost in US dollars, when the chain has `prices` (SPEC H3). */
+  readonly cost?: number;
   readonly steps: readonly ChainStep[];
   /** The tool calls the run made before it failed, with their results. */
   readonly intermediateSteps: readonly IntermediateStep[];
@@ -216,6 +220,7 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
     noun: 'chain',
     name,
     model,
+    ...(config.prices && { price: config.prices }),
     config,
     machine: chainMachine,
     deadline: {
@@ -233,7 +238,8 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
     runInput: chainRunInput,
     resources: (recorder, onPart, journal, runOptions) =>
       chainRunResources(tools, onPart, recorder, journal, runOptions),
-    childResources: (recorder) => chainRunResources(tools, undefined, recorder),
+    childResources: (recorder) =>
+      chainRunResources(tools, undefined, recorder ?? new RunRecorder(undefined, config.prices)),
     dispose: disposeChainRun,
     crashed: chainCrashed,
     result: chainResult,

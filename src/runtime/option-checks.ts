@@ -27,6 +27,25 @@ export function integerAtLeast(
   return value;
 }
 
+/** A count: an integer >= 0, or `Infinity` for no limit; `fallback` when not given. */
+export function countOrInfinity<F extends number | undefined>(
+  option: string,
+  value: unknown,
+  fallback: F,
+): number | F {
+  if (value === undefined) return fallback;
+  if (
+    typeof value !== 'number' ||
+    !(value === Number.POSITIVE_INFINITY || (Number.isInteger(value) && value >= 0))
+  ) {
+    throw new ConfigError(
+      option,
+      `must be an integer >= 0, or Infinity for no limit; got ${String(value)}`,
+    );
+  }
+  return value;
+}
+
 /** A finite number > 0 (an integer when `integer`), or undefined when not given. */
 export function optionalPositive(
   option: string,

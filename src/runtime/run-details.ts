@@ -1,3 +1,4 @@
+import { costOf, type ModelPrice } from '../cost.js';
 import type { Message, ToolCall, ToolResult } from '../messages.js';
 import type { ModelRequest, ModelResponse } from '../model/language-model.js';
 import { observedTime, type RunObservation } from '../observe/run-observation.js';
@@ -26,6 +27,8 @@ export interface ModelCallDetail {
   readonly response?: ModelResponse;
   readonly error?: string;
   readonly usage: Usage;
+  /** What its usage cost in US dollars, when the chain has `prices` (SPEC H3). */
+  readonly cost?: number;
   /** A durable run's call answered from its journal on resume: not made again. */
   readonly replayed?: true;
   /** Made again on resume: it was in flight when the process died, so it may have been made twice. */
@@ -73,6 +76,8 @@ export interface RunDetails {
   readonly toolCalls: readonly ToolCallDetail[];
   /** Summed over the model calls that answered. */
   readonly usage: Usage;
+  /** What that usage cost in US dollars, when the chain has `prices` (SPEC H3). */
+  readonly cost?: number;
   readonly durationMs: number;
 }
 
@@ -95,9 +100,17 @@ export class RunRecorder {
   #pending = 0;
   /** The run's observers (SPEC X4), told of each call as it is recorded; none: no cost. */
   readonly observation: RunObservation | undefined;
+  /** The model's prices, when the run has them: each call's cost is recorded (SPEC H3). */
+  readonly #price: ModelPrice | undefined;
 
-  constructor(observation?: RunObservation) {
+  constructor(observation?: RunObservation, price?: ModelPrice) {
     this.observation = observation;
+    this.#price = price;
+  }
+
+  /** What `usage` cost in US dollars; undefined without prices. */
+  costOf(usage: Usage): number | undefined {
+    return this.#price ? costOf(usage, this.#price) : undefined;
   }
 
   /**
@@ -140,7 +153,7 @@ export class RunRecorder {
     this.#pending++;
     const { observation } = this;
     const observed = observation?.modelCallStart(detail.index, purpose, request, streamed, started);
-    const end = (rest: Pick<ModelCallDetail, 'response' | 'error' | 'usage'>) => {
+    const end = (rest: Pick<ModelCallDetail, 'response' | 'error' | 'usage' | 'cost'>) => {
       this.#pending--;
       const ended = performance.now();
       this.#modelCalls.push({ ...detail, latencyMs: round(ended - started), ...rest });
@@ -148,8 +161,9 @@ export class RunRecorder {
     };
     return {
       answered: (response) => {
-        const ended = end({ response, usage: response.usage });
-        if (observed) observation?.modelCallAnswered(observed, response, ended);
+        const cost = this.costOf(response.usage);
+        const ended = end({ response, usage: response.usage, ...(cost !== undefined && { cost }) });
+        if (observed) observation?.modelCallAnswered(observed, response, ended, cost);
       },
       failed: (error) => {
         const ended = end({
@@ -179,6 +193,7 @@ export class RunRecorder {
       latencyMs,
       response,
       usage: response.usage,
+      ...this.#costField(response.usage),
       replayed: true,
     });
   }
@@ -239,12 +254,19 @@ export class RunRecorder {
           ...(request.responseFormat && { responseFormat: request.responseFormat }),
         },
       }));
+    const usage = modelCalls.reduce((sum, call) => addUsage(sum, call.usage), ZERO_USAGE);
     return {
       modelCalls,
       toolCalls: [...this.#toolCalls].sort((a, b) => a.startedAtMs - b.startedAtMs),
-      usage: modelCalls.reduce((sum, call) => addUsage(sum, call.usage), ZERO_USAGE),
+      usage,
+      ...this.#costField(usage),
       durationMs: round((this.#end ?? performance.now()) - this.#start),
     };
+  }
+
+  #costField(usage: Usage): { cost?: number } {
+    const cost = this.costOf(usage);
+    return cost === undefined ? {} : { cost };
   }
 }
 
@@ -278,7 +300,8 @@ export function formatRunDetails(details: RunDetails): string {
   const { usage } = details;
   const totals =
     `${details.modelCalls.length} model call(s), ${details.toolCalls.length} tool call(s), ` +
-    `${usage.totalTokens} tokens (${usage.inputTokens} in, ${usage.outputTokens} out), ${details.durationMs} ms`;
+    `${usage.totalTokens} tokens (${usage.inputTokens} in, ${usage.outputTokens} out), ` +
+    `${details.cost === undefined ? '' : `$${Number(details.cost.toPrecision(4))}, `}${details.durationMs} ms`;
   return [...events.map((event) => event.text), totals].join('\n');
 }
 

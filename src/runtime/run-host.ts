@@ -97,7 +97,8 @@ export class RunHost<K extends RunTypes> implements EffectsHost<K['resources']> 
     };
     this.machine = observeChildRuns(this.#agent.machine, this.#agent, {
       runInput: kind.runInput,
-      begin: (actor, observation) => this.#beginChildRun(actor, new RunRecorder(observation)),
+      begin: (actor, observation) =>
+        this.#beginChildRun(actor, new RunRecorder(observation, kind.price)),
     });
   }
 
@@ -126,7 +127,13 @@ export class RunHost<K extends RunTypes> implements EffectsHost<K['resources']> 
       if (end.how === 'crashed' && context) {
         const crashed = this.#kind.crashed(end.error, context, recorder);
         if ('output' in crashed) this.errorOf(crashed.output, recorder);
-        else recorder.observation?.failed(crashed.error, context.usage);
+        else {
+          recorder.observation?.failed(
+            crashed.error,
+            context.usage,
+            recorder.costOf(context.usage),
+          );
+        }
         return;
       }
       const partial = context && this.#kind.partial(context, recorder);
@@ -140,7 +147,11 @@ export class RunHost<K extends RunTypes> implements EffectsHost<K['resources']> 
               cause: end.error,
               ...(partial && { partial }),
             });
-      recorder.observation?.failed(error, context?.usage);
+      recorder.observation?.failed(
+        error,
+        context?.usage,
+        context && recorder.costOf(context.usage),
+      );
     };
   }
 
@@ -153,7 +164,10 @@ export class RunHost<K extends RunTypes> implements EffectsHost<K['resources']> 
     runOptions: AgentRunObserving,
     config?: K['input']['config'],
   ): RunStart<K> {
-    const recorder = new RunRecorder(observeAgentRun(runOptions, this.#agent, runInput));
+    const recorder = new RunRecorder(
+      observeAgentRun(runOptions, this.#agent, runInput),
+      this.#kind.price,
+    );
     if (!this.#kind.checksInputFirst) {
       return { recorder, input: () => this.#inputOf(runInput, recorder, config) };
     }
@@ -239,7 +253,7 @@ export class RunHost<K extends RunTypes> implements EffectsHost<K['resources']> 
         const { context } = actor.getSnapshot();
         const crashed = kind.crashed(error, context, recorder);
         if ('error' in crashed) {
-          observation?.failed(crashed.error, context.usage);
+          observation?.failed(crashed.error, context.usage, recorder.costOf(context.usage));
           throw crashed.error;
         }
         output = crashed.output;
@@ -290,13 +304,15 @@ export class RunHost<K extends RunTypes> implements EffectsHost<K['resources']> 
   settle(output: K['output'], recorder: RunRecorder, observe = true): K['result'] {
     if (isFailed<K>(output)) throw this.errorOf(output, recorder, observe);
     const result = this.#kind.result(output as SucceededOutput<K>, recorder);
-    if (observe) recorder.observation?.succeeded(result, output.usage);
+    if (observe) {
+      recorder.observation?.succeeded(result, output.usage, recorder.costOf(output.usage));
+    }
     return result;
   }
 
   errorOf(output: FailedOutput<K>, recorder: RunRecorder, observe = true): StatecraftError {
     const error = this.#kind.error(output, recorder);
-    if (observe) recorder.observation?.failed(error, output.usage);
+    if (observe) recorder.observation?.failed(error, output.usage, recorder.costOf(output.usage));
     return error;
   }
 

@@ -1,4 +1,5 @@
 import type { AnyStateMachine, InspectionEvent, Observer } from 'xstate';
+import type { ModelPrice } from '../cost.js';
 import type { RunKind } from '../durable/journal-entry.js';
 import type { RunJournal } from '../durable/run-journal.js';
 import type { PartialResult, StatecraftError } from '../errors.js';
@@ -67,6 +68,8 @@ export interface RunKindSpec<K extends RunTypes> {
   /** `options.name`, or the kind's default: how callbacks and run events call it. */
   readonly name: string;
   readonly model: LanguageModel | undefined;
+  /** The model's prices, when runs are priced (SPEC H3): recorders record each call's cost. */
+  readonly price?: ModelPrice;
   /** What a journal's run is started with besides its input: resumed with other options, refused. */
   readonly config: object;
   /** The kind's machine, before its effects and its deadline are provided. */

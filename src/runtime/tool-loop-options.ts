@@ -11,6 +11,7 @@ import type { Chain } from './create-chain.js';
 import {
   checkModel,
   checkToolHooks,
+  countOrInfinity,
   integerAtLeast,
   optionalDelay,
   optionalPositive,
@@ -56,6 +57,13 @@ export interface ToolLoopOptions extends ToolCallHooks {
    * planner is not asked again: the loop goes to the final response.
    */
   readonly maxRounds?: number;
+  /**
+   * Commands executed per run, over all rounds (SPEC H3): an integer >= 0, or Infinity
+   * (default: no limit). A plan whose commands would pass it runs none of them: the loop
+   * stops (`stopReason: 'max-tool-calls'`) and goes to the final response with the records
+   * it has; once it is reached, the planner is not asked again.
+   */
+  readonly maxToolCalls?: number;
   /** At most this many commands of a round run at once; an integer > 0 (default: all). */
   readonly concurrency?: number;
   /** Milliseconds for the whole loop, final response included; a number > 0 (default: none). */
@@ -92,6 +100,7 @@ export const TOOL_LOOP_OPTION_KEYS = [
   'tools',
   'enabled',
   'maxRounds',
+  'maxToolCalls',
   'concurrency',
   'timeout',
   'planRetries',
@@ -143,6 +152,9 @@ export function toolLoopConfig(
     problems.add('enabled', `must be a boolean; got ${String(options.enabled)}`);
   }
   const maxRounds = problems.check(() => integerAtLeast('maxRounds', options.maxRounds, 0, 5));
+  const maxToolCalls = problems.check(() =>
+    countOrInfinity('maxToolCalls', options.maxToolCalls, undefined),
+  );
   problems.check(() => optionalPositive('concurrency', options.concurrency, true));
   const timeout = problems.check(() => optionalDelay('timeout', options.timeout));
   const planRetries = problems.check(() =>
@@ -174,6 +186,8 @@ export function toolLoopConfig(
     ...(options.enabled === false && { enabled: false }),
     // Defined: their checks passed, or throwIfAny would have thrown.
     maxRounds: maxRounds as number,
+    // Infinity is no limit: the config leaves it out.
+    ...(maxToolCalls !== undefined && Number.isFinite(maxToolCalls) && { maxToolCalls }),
     ...(timeout !== undefined && { timeout }),
     planRetries: planRetries as number,
     respond: respond !== false,

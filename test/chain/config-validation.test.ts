@@ -24,11 +24,20 @@ function configErrorFor(overrides: Record<string, unknown>): ConfigError {
 
 describe('chain option validation', () => {
   it.each([
-    ['maxIterations', 0],
     ['maxIterations', 1.5],
     ['maxIterations', -3],
     ['maxIterations', '10'],
     ['maxIterations', Number.NaN],
+    ['maxIterations', Number.NEGATIVE_INFINITY],
+    ['maxToolCalls', -1],
+    ['maxToolCalls', 2.5],
+    ['maxToolCalls', '3'],
+    ['maxCost', 0],
+    ['maxCost', -1],
+    ['maxCost', Number.POSITIVE_INFINITY],
+    ['maxCost', '1'],
+    ['prices', 3],
+    ['prices', null],
     ['maxTokens', -1],
     ['maxTokens', 0],
     ['maxTokens', 100.5],
@@ -54,6 +63,11 @@ describe('chain option validation', () => {
 
   it.each([
     ['maxIterations', 1],
+    ['maxIterations', 0],
+    ['maxIterations', Number.POSITIVE_INFINITY],
+    ['maxToolCalls', 0],
+    ['maxToolCalls', Number.POSITIVE_INFINITY],
+    ['prices', { inputPerMillion: 0, outputPerMillion: 0 }],
     ['maxTokens', 1],
     ['toolConcurrency', 1],
     ['toolTimeoutMs', 0.5],
@@ -122,7 +136,7 @@ describe('chain option validation', () => {
   it('validates when the chain is created, before any model call', () => {
     const scripted = new ScriptedModel([{ text: 'never' }]);
     expect(() =>
-      createChain({ model: scripted, maxIterations: 0 } as ChainOptions<string>),
+      createChain({ model: scripted, maxIterations: -1 } as ChainOptions<string>),
     ).toThrow();
     expect(scripted.callCount).toBe(0);
   });
@@ -220,7 +234,7 @@ describe('the options object as a whole (SPEC Q4)', () => {
 
   it('reports problems at several depths together', () => {
     const error = configErrorFor({
-      maxIterations: 0,
+      maxIterations: -1,
       modelSettings: { temprature: 0, topP: 'high' },
       warningThreshold: { iterations: -1 },
     });
@@ -245,6 +259,9 @@ describe('the options object as a whole (SPEC Q4)', () => {
       mustPrinciples: ['Use the tool.'],
       maxIterations: 3,
       maxTokens: 1000,
+      maxToolCalls: 5,
+      maxCost: 0.5,
+      prices: { inputPerMillion: 2.5, cachedInputPerMillion: 1.25, outputPerMillion: 10 },
       maxExecutionTime: 60_000,
       earlyStopping: 'generate',
       warningPrompt: { iterations: 'Hurry.', tokens: 'Be brief.' },

@@ -1,7 +1,9 @@
 // SPEC R4 `earlyStopping` (LangChain's early_stopping_method) when maxIterations or
 // maxExecutionTime is reached: 'force' succeeds with a stop message; 'generate' makes one last
-// model call without tools, which must answer. Default: the run fails. maxTokens is not
-// early-stopped: another call would spend beyond it.
+// model call without tools, which must answer. Default: the run fails. At maxIterations the
+// last generation's tools run first (SPEC H3, as LangChain's AgentExecutor). A call that
+// crossed maxTokens is not early-stopped: it already spent beyond it (budgets checked before a
+// call are in test/chain/h3-budgets.test.ts).
 import {
   type ChainOptions,
   ConfigError,
@@ -49,17 +51,17 @@ describe("earlyStopping: 'force' (R4)", () => {
       iterations: 2,
     });
     model.assertComplete();
-    // The calls of the last generation never ran: they are answered as such, so the
-    // transcript stays valid for a provider when the conversation goes on.
+    // The calls of the last generation ran before the run stopped (SPEC H3: an iteration is
+    // a model call and its tools), so the transcript ends with their results.
     expect(toolMessages(run.transcript).at(-1)).toMatchObject({
       toolCallId: 'call_2',
-      success: false,
-      error: expect.stringContaining('not run, the iteration limit was reached'),
+      success: true,
+      output: 'pong',
     });
     expect(() => validatedTranscript(run.transcript)).not.toThrow();
     // The stop message is not a result later chains should read.
     expect(run.intermediateResults).toEqual({});
-    expect(run.intermediateSteps.map((s) => s.action.id)).toEqual(['call_1']);
+    expect(run.intermediateSteps.map((s) => s.action.id)).toEqual(['call_1', 'call_2']);
   });
 
   it('ends a run that reaches maxExecutionTime with the stop message', async () => {
@@ -71,7 +73,7 @@ describe("earlyStopping: 'force' (R4)", () => {
     expect(run.stopped).toEqual({ reason: 'maxExecutionTime', method: 'force' });
   });
 
-  it('does not apply to maxTokens', async () => {
+  it('does not apply to a call that crossed maxTokens', async () => {
     const model = new ScriptedModel([
       { text: 'long', usage: { inputTokens: 90, outputTokens: 20 } },
     ]);
@@ -104,7 +106,8 @@ describe("earlyStopping: 'generate' (R4)", () => {
     expect(final?.tools?.map((t) => t.name)).toEqual(['ping']);
     expect(model.requests[1]?.tools?.map((t) => t.name)).toEqual(['ping']);
     const messages = messagesOf(final);
-    expect(messages.at(-2)).toMatchObject({ role: 'tool', toolCallId: 'call_2', success: false });
+    // The last generation's calls ran: the final call reads their results.
+    expect(messages.at(-2)).toMatchObject({ role: 'tool', toolCallId: 'call_2', success: true });
     expect(systemNotes(messages).at(-1)).toMatch(/cannot call tools any more/);
     expect(run.steps.map((s) => s.iteration)).toEqual([1, 2, 3]);
     expect(() => validatedTranscript(run.transcript)).not.toThrow();
@@ -142,9 +145,10 @@ describe("earlyStopping: 'generate' (R4)", () => {
   });
 
   it('counts the final call against maxTokens', async () => {
+    // Expected to fit (about 10 + 33 input and 10 output tokens, 20 spent), it spends 95.
     const model = new ScriptedModel([
-      { ...pingTurn(1), usage: { inputTokens: 30, outputTokens: 10 } },
-      { text: 'a very long answer', usage: { inputTokens: 50, outputTokens: 30 } },
+      { ...pingTurn(1), usage: { inputTokens: 10, outputTokens: 10 } },
+      { text: 'a very long answer', usage: { inputTokens: 50, outputTokens: 45 } },
     ]);
     const error = await rejectionOf(
       TokenLimitError,
@@ -156,7 +160,8 @@ describe("earlyStopping: 'generate' (R4)", () => {
         earlyStopping: 'generate',
       }).invoke('go'),
     );
-    expect(error).toMatchObject({ limit: 100, used: 120 });
+    expect(error).toMatchObject({ limit: 100, used: 115, estimate: undefined });
+    model.assertComplete();
   });
 
   it('shows the concluding state in the stream', async () => {
@@ -170,7 +175,8 @@ describe("earlyStopping: 'generate' (R4)", () => {
     const states: string[] = [];
     for await (const event of chain.stream('go'))
       if (event.type === 'state') states.push(event.state);
-    expect(states).toEqual(['thinking', 'concluding', 'validating', 'succeeded']);
+    // The last generation's tools run (doing) before the final call (concluding).
+    expect(states).toEqual(['thinking', 'doing', 'concluding', 'validating', 'succeeded']);
   });
 });
 

@@ -65,11 +65,12 @@ describe("the final call of earlyStopping 'generate' answers every call (finding
 
   it('when it goes over maxTokens: TokenLimitError, and no call is left unanswered', async () => {
     const model = new ScriptedModel([
-      { text: 'step 1', toolCalls: [pingCall(1)], usage: { inputTokens: 30, outputTokens: 10 } },
+      { text: 'step 1', toolCalls: [pingCall(1)], usage: { inputTokens: 10, outputTokens: 10 } },
       {
+        // Expected to fit (checked before the call, SPEC H3), it spends beyond the budget.
         text: 'a long answer that also calls',
         toolCalls: [pingCall(9)],
-        usage: { inputTokens: 50, outputTokens: 30 },
+        usage: { inputTokens: 50, outputTokens: 45 },
       },
     ]);
     const chain = createChain({
@@ -80,7 +81,7 @@ describe("the final call of earlyStopping 'generate' answers every call (finding
       earlyStopping: 'generate',
     });
     const error = await rejectionOf(TokenLimitError, chain.invoke('go'));
-    expect(error).toMatchObject({ limit: 100, used: 120 });
+    expect(error).toMatchObject({ limit: 100, used: 115 });
     const { transcript } = partialOf(error);
     expect(unansweredCalls(transcript)).toEqual([]);
     expect(transcript.at(-1)).toMatchObject({

@@ -40,6 +40,7 @@ import type {
   TurnData,
   UsageKind,
 } from './scenario.js';
+import { FUZZ_PRICES } from './scenario.js';
 
 // createChain / createToolLoop options from a scenario, through the public API only.
 
@@ -147,6 +148,12 @@ export function chainOptions(
     }),
     ...(o.maxIterations !== undefined && { maxIterations: o.maxIterations }),
     ...(o.maxTokens !== undefined && { maxTokens: o.maxTokens }),
+    ...(o.maxToolCalls !== undefined && { maxToolCalls: o.maxToolCalls }),
+    ...(o.maxCost !== undefined && { maxCost: o.maxCost }),
+    ...((o.maxCost !== undefined || o.priced) && { prices: FUZZ_PRICES }),
+    ...(o.maxOutputTokens !== undefined && {
+      modelSettings: { maxOutputTokens: o.maxOutputTokens },
+    }),
     ...(o.maxExecutionTime !== undefined && { maxExecutionTime: o.maxExecutionTime }),
     ...(o.earlyStopping !== undefined && { earlyStopping: o.earlyStopping }),
     ...(o.toolTimeoutMs !== undefined && { toolTimeoutMs: o.toolTimeoutMs }),
@@ -301,6 +308,7 @@ export function loopOptions(
     tools: buildTools(s.tools, open, log),
     respond,
     ...(o.maxRounds !== undefined && { maxRounds: o.maxRounds }),
+    ...(o.maxToolCalls !== undefined && { maxToolCalls: o.maxToolCalls }),
     ...(o.concurrency !== undefined && { concurrency: o.concurrency }),
     ...(o.timeout !== undefined && { timeout: o.timeout }),
     ...(o.planRetries !== undefined && { planRetries: o.planRetries }),

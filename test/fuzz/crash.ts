@@ -69,9 +69,10 @@ export function prefixLength(crash: number, length: number): number {
  * - a run deadline (chain maxExecutionTime, the loop's timeout): it counts from the journaled
  *   start, so a resume finds most or all of it spent by the first run and the crash;
  * - the chain's toolTimeoutMs, which races tools' own delays of about the same size;
- * - the chain's maxTokens with a streaming tool: the token estimate counts the request's text,
- *   which holds the stream batches read so far, and how many items a batch holds is timing
- *   (a resumed process also no longer has the streams the crashed one opened).
+ * - the chain's maxTokens or maxCost with a streaming tool: the token estimate counts the
+ *   request's text (the scripted model's, and the check before each call, SPEC H3), which
+ *   holds the stream batches read so far, and how many items a batch holds is timing (a
+ *   resumed process also no longer has the streams the crashed one opened).
  * Everything else (scripted answers, tool behaviours, maxIterations, earlyStopping, plans,
  * retries, validation) is the same in every process. Excluded scenarios still get every
  * other invariant.
@@ -81,7 +82,10 @@ export function deterministic(s: Scenario): boolean {
   if (s.kind === 'loop') return s.options.timeout === undefined;
   const o = s.options;
   if (o.maxExecutionTime !== undefined || o.toolTimeoutMs !== undefined) return false;
-  return o.maxTokens === undefined || !s.tools.some((t) => STREAMING_TOOLS.includes(t.behaviour));
+  return (
+    (o.maxTokens === undefined && o.maxCost === undefined) ||
+    !s.tools.some((t) => STREAMING_TOOLS.includes(t.behaviour))
+  );
 }
 
 /** What a journal prefix says of the crashed process (as RunJournal reads it on resume). */

@@ -1,7 +1,10 @@
 import {
   AbortError,
   ChainError,
+  type ChainStep,
   ConfigError,
+  CostLimitError,
+  costOf,
   createChain,
   InvalidToolCallError,
   JournalError,
@@ -20,7 +23,7 @@ import {
 import { ScriptedModel } from 'statecraft/testing';
 import { type BuildExtras, buildChain, buildLoop, runOptionsOf } from './build.js';
 import { type ModelState, OpenThings, VALIDATE_BOOM } from './fixtures.js';
-import type { ChainScenario, LoopScenario, Scenario } from './scenario.js';
+import { type ChainScenario, FUZZ_PRICES, type LoopScenario, type Scenario } from './scenario.js';
 
 // One fuzz run: build the chain or loop a scenario describes, run it (invoke or stream), and
 // check every invariant of SPEC Q6 on what came out. Returns the violations, never throws.
@@ -35,6 +38,8 @@ export const INVARIANTS = {
   'no-model-error-from-tools': 'f. ModelError only when the model itself failed',
   'no-unhandled-rejection': 'g. no unhandled rejection or uncaught exception',
   'nothing-left-open': 'h. tools closed or aborted, no timers left pending',
+  'budgets-kept':
+    'i. no model call once a budget is spent (none with maxIterations 0), no more tool calls than maxToolCalls, a success within maxTokens and maxCost, its cost adding up',
 } as const;
 
 /** Crash mode's own invariants (crash.ts), on top of those above, which apply to every run. */
@@ -365,6 +370,10 @@ function checkTyped(s: Scenario, error: unknown, state: ModelState, fail: Fail):
     if (!fromValidation && !fromHook && !fromInvalidCall) {
       fail('typed-outcome', `undocumented ChainError: ${describe(error)}`);
     }
+  } else if (CostLimitError.isInstance(error)) {
+    if (s.kind !== 'chain' || s.options.maxCost === undefined) {
+      fail('typed-outcome', `CostLimitError without maxCost: ${message}`);
+    }
   } else if (!ProtocolError.isInstance(error) && !TokenLimitError.isInstance(error)) {
     fail('typed-outcome', `undocumented error type: ${describe(error)}`);
   }
@@ -374,14 +383,42 @@ function checkTyped(s: Scenario, error: unknown, state: ModelState, fail: Fail):
 interface ChainPartial {
   readonly transcript?: readonly Message[];
   readonly usage?: { totalTokens: number };
-  readonly steps?: readonly { usage: { totalTokens: number } }[];
+  readonly cost?: number;
+  readonly steps?: readonly ChainStep[];
   readonly details?: RunDetails;
 }
 
-/** Every answered model call's text appears, in order, as an assistant message. */
-function missingAnswers(transcript: readonly Message[], details: RunDetails | undefined): string[] {
+/**
+ * Every answered model call's text appears, in order, as an assistant message; but the answers
+ * whose calls would have passed maxToolCalls (SPEC H3: their message is left out, so that the
+ * final call sees the conversation without it), one per step marked `overBudget`.
+ */
+function missingAnswers(
+  transcript: readonly Message[],
+  details: RunDetails | undefined,
+  steps: readonly ChainStep[] = [],
+): string[] {
   if (!details) return ['partial.details is missing'];
-  const answers = details.modelCalls.filter((c) => c.response).map((c) => c.response);
+  const overBudget = steps.filter((step) => step.overBudget);
+  const answers = details.modelCalls
+    .filter((c) => c.response)
+    .map((c) => c.response)
+    .filter((response) => {
+      if (!response) return false;
+      const ids = response.content.flatMap((p) => (p.type === 'tool-call' ? [p.toolCall.id] : []));
+      // By its calls' ids; a response whose ids the chain made unique is matched by its text
+      // and number of calls instead.
+      const dropped = overBudget.findIndex(
+        (step) =>
+          ids.length > 0 &&
+          ids.length === step.toolCalls.length &&
+          (ids.every((id, i) => step.toolCalls[i]?.id === id) ||
+            (new Set(ids).size < ids.length && step.text === responseText(response))),
+      );
+      if (dropped < 0) return true;
+      overBudget.splice(dropped, 1);
+      return false;
+    });
   const assistant = transcript.filter((m) => m.role === 'assistant');
   const missing: string[] = [];
   let at = 0;
@@ -416,12 +453,77 @@ function sumSteps(steps: readonly { usage: { totalTokens: number } }[]): number 
   return steps.reduce((sum, step) => sum + step.usage.totalTokens, 0);
 }
 
+/**
+ * SPEC H3 on what a run did (its details): no model call made once maxTokens or maxCost was
+ * spent, none at all with maxIterations 0, no more tool calls than maxToolCalls; a success
+ * within both budgets; the cost, when priced, that of the usage.
+ */
+function checkBudgets(
+  s: ChainScenario,
+  run: {
+    readonly details?: RunDetails;
+    readonly usage?: { totalTokens: number };
+    readonly cost?: number;
+  },
+  succeeded: boolean,
+  fail: Fail,
+): void {
+  const { details } = run;
+  if (!details) return;
+  const o = s.options;
+  const maxTokens = o.maxTokens ?? 128_000;
+  const calls = [...details.modelCalls].sort((a, b) => a.index - b.index);
+  if (o.maxIterations === 0 && calls.length > 0) {
+    fail('budgets-kept', `${calls.length} model call(s) with maxIterations 0`);
+  }
+  let tokens = 0;
+  let dollars = 0;
+  for (const call of calls) {
+    if (tokens >= maxTokens) {
+      fail(
+        'budgets-kept',
+        `model call #${call.index} made with ${tokens} of ${maxTokens} tokens spent`,
+      );
+    }
+    if (o.maxCost !== undefined && dollars >= o.maxCost) {
+      fail(
+        'budgets-kept',
+        `model call #${call.index} made with $${dollars} of $${o.maxCost} spent`,
+      );
+    }
+    tokens += call.usage.totalTokens;
+    dollars += costOf(call.usage, FUZZ_PRICES);
+  }
+  // Every call handed to the tools counts, a cancelled one too (SPEC H3).
+  const ran = details.toolCalls.length;
+  if (o.maxToolCalls !== undefined && ran > o.maxToolCalls) {
+    fail('budgets-kept', `${ran} tool calls ran with maxToolCalls ${o.maxToolCalls}`);
+  }
+  if (
+    succeeded &&
+    (tokens > maxTokens || (o.maxCost !== undefined && dollars > o.maxCost + 1e-12))
+  ) {
+    fail('budgets-kept', `succeeded over budget: ${tokens} tokens, $${dollars}`);
+  }
+  const priced = o.maxCost !== undefined || o.priced;
+  if (!priced && (run.cost !== undefined || details.cost !== undefined)) {
+    fail('budgets-kept', 'a cost without prices');
+  }
+  if (priced && run.usage) {
+    const usage = run.usage as Parameters<typeof costOf>[0];
+    if (run.cost === undefined || Math.abs(run.cost - costOf(usage, FUZZ_PRICES)) > 1e-9) {
+      fail('budgets-kept', `cost ${run.cost} is not the price of usage ${JSON.stringify(usage)}`);
+    }
+  }
+}
+
 async function checkChain(s: ChainScenario, outcome: Outcome, state: ModelState, fail: Fail) {
   const { error, result } = outcome;
   if (error === undefined) {
     if (!result) return; // stream without final: checkStream reports it
     const r = result as unknown as Required<ChainPartial>;
-    const missing = missingAnswers(r.transcript, result.details());
+    checkBudgets(s, { ...r, details: result.details() }, true, fail);
+    const missing = missingAnswers(r.transcript, result.details(), r.steps);
     if (missing.length)
       fail('partial-complete', `result.transcript lacks answers: ${missing.join('; ')}`);
     if (!Object.is(sumSteps(r.steps), r.usage.totalTokens)) {
@@ -438,7 +540,8 @@ async function checkChain(s: ChainScenario, outcome: Outcome, state: ModelState,
     fail('partial-complete', `${describe(error)} has no partial transcript/usage`);
     return;
   }
-  const missing = missingAnswers(partial.transcript, partial.details);
+  checkBudgets(s, partial, false, fail);
+  const missing = missingAnswers(partial.transcript, partial.details, partial.steps);
   if (missing.length)
     fail('partial-complete', `partial.transcript lacks answers: ${missing.join('; ')}`);
   const refused = await continues(partial.transcript);
@@ -467,12 +570,22 @@ function checkLoopUsage(details: RunDetails | undefined, total: number, fail: Fa
   }
 }
 
+/** SPEC H3: a loop executes no more commands than maxToolCalls. */
+function checkLoopToolCalls(s: LoopScenario, details: RunDetails | undefined, fail: Fail) {
+  const max = s.options.maxToolCalls;
+  const ran = details?.toolCalls.length ?? 0;
+  if (max !== undefined && ran > max) {
+    fail('budgets-kept', `${ran} commands executed with maxToolCalls ${max}`);
+  }
+}
+
 function checkLoop(s: LoopScenario, outcome: Outcome, state: ModelState, fail: Fail) {
   const { error, result } = outcome;
   if (error === undefined) {
     if (!result) return;
     const usage = result.usage as { totalTokens: number };
     checkLoopUsage(result.details(), usage.totalTokens, fail, 'result');
+    checkLoopToolCalls(s, result.details(), fail);
     return;
   }
   if (!checkTyped(s, error, state, fail)) return;
@@ -487,6 +600,7 @@ function checkLoop(s: LoopScenario, outcome: Outcome, state: ModelState, fail: F
     fail('partial-complete', `${ran} tool call(s) succeeded but partial.toolLogs has ${logged}`);
   }
   checkLoopUsage(partial.details, partial.usage.totalTokens, fail, 'partial');
+  checkLoopToolCalls(s, partial.details, fail);
 }
 
 function checkStream(outcome: Outcome, fail: Fail) {

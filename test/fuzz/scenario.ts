@@ -107,9 +107,21 @@ export interface ToolControlData {
   readonly approvals?: ApprovalsData;
 }
 
+/** The prices fuzz runs are priced with: a token costs $0.001 in, $0.002 out. */
+export const FUZZ_PRICES = { inputPerMillion: 1_000, outputPerMillion: 2_000 } as const;
+
 export interface ChainOptionsData extends ToolControlData {
+  /** 0 (no model call) and Infinity (no limit) too (SPEC H3). */
   readonly maxIterations?: number;
   readonly maxTokens?: number;
+  /** SPEC H3: tool calls per run. */
+  readonly maxToolCalls?: number;
+  /** SPEC H3: US dollars per run, priced with FUZZ_PRICES. */
+  readonly maxCost?: number;
+  /** Price the run (FUZZ_PRICES) without a cost limit: its cost must still add up. */
+  readonly priced?: boolean;
+  /** modelSettings.maxOutputTokens: the output reserved by the check before each call. */
+  readonly maxOutputTokens?: number;
   readonly maxExecutionTime?: number;
   readonly earlyStopping?: 'force' | 'generate';
   readonly structured: Structured;
@@ -164,6 +176,8 @@ export interface LoopScenario {
   readonly response: TurnData;
   readonly options: Partial<ToolControlData> & {
     readonly maxRounds?: number;
+    /** SPEC H3: commands executed per run. */
+    readonly maxToolCalls?: number;
     readonly concurrency?: number;
     readonly timeout?: number;
     readonly planRetries?: number;
@@ -176,8 +190,11 @@ export interface LoopScenario {
 export type Scenario = ChainScenario | LoopScenario;
 
 const small = fc.integer({ min: 0, max: 20 });
-/** Undefined (the option's default) half the time. */
-const maybe = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined, freq: 1 });
+/**
+ * Undefined (the option's default) half the time. (fast-check builds the nil value with
+ * probability 1 / freq: freq 1, as this once said, made every option its default.)
+ */
+const maybe = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined, freq: 2 });
 
 const toolBehaviour = fc.constantFrom<ToolBehaviour>(
   'json',
@@ -318,8 +335,19 @@ const chainOptionsArb: fc.Arbitrary<ChainOptionsData> = fc
     hooks: hooksArb,
     invalidToolCall: invalidCallsArb,
     approvals: approvalsArb,
-    maxIterations: maybe(fc.integer({ min: 1, max: 6 })),
+    maxIterations: maybe(
+      fc.oneof(
+        { weight: 8, arbitrary: fc.integer({ min: 1, max: 6 }) },
+        { weight: 1, arbitrary: fc.constant(0) },
+        { weight: 1, arbitrary: fc.constant(Number.POSITIVE_INFINITY) },
+      ),
+    ),
     maxTokens: maybe(fc.integer({ min: 50, max: 4_000 })),
+    maxToolCalls: maybe(fc.integer({ min: 0, max: 4 })),
+    // In dollars: 0.01 to 4, i.e. about 5 to 4,000 tokens at FUZZ_PRICES.
+    maxCost: maybe(fc.integer({ min: 1, max: 400 }).map((cents) => cents / 100)),
+    priced: fc.boolean(),
+    maxOutputTokens: maybe(fc.integer({ min: 1, max: 500 })),
     maxExecutionTime: maybe(fc.integer({ min: 5, max: 80 })),
     earlyStopping: maybe(fc.constantFrom('force' as const, 'generate' as const)),
     structured: fc.constantFrom<Structured>('none', 'none', 'zod', 'jsonSchema', 'jsonObject'),
@@ -490,6 +518,7 @@ export const loopScenarioArb: fc.Arbitrary<LoopScenario> = fc
     options: fc.record(
       {
         maxRounds: fc.integer({ min: 0, max: 4 }),
+        maxToolCalls: fc.integer({ min: 0, max: 4 }),
         concurrency: fc.integer({ min: 1, max: 3 }),
         timeout: fc.integer({ min: 5, max: 100 }),
         planRetries: fc.integer({ min: 0, max: 2 }),

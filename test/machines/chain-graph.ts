@@ -1,24 +1,26 @@
-import type { EventObject, SnapshotFrom } from 'xstate';
+import { type EventObject, getNextSnapshot, type SnapshotFrom } from 'xstate';
 import { getSimplePaths, type StatePath } from 'xstate/graph';
+import { budgetCrossed, nextCallEstimate, runCost, toolCallsMade } from '../../machines/budgets.js';
 import {
   type ChainConfig,
   type ChainEvent,
   chainMachine,
   type ExecuteToolsOutput,
 } from '../../machines/chain.js';
-import { answerText } from '../../machines/early-stopping.js';
+import { answerText, conclusionNote } from '../../machines/early-stopping.js';
 import { APPROVAL_EVENTS, approvalEvents } from '../../src/cli/walks/approval-events.js';
 import {
   ANSWER_TOKENS,
+  CHEAP_CALLS_TOKENS,
   HUGE_TOKENS,
   PATH_CONFIG,
   pathInput,
   TOOL_CALL_TOKENS,
+  usageOf,
   walksApprovals,
 } from '../../src/cli/walks/chain-configs.js';
 import { ConfigError } from '../../src/errors.js';
 import type { ModelResponse } from '../../src/model/language-model.js';
-import type { Usage } from '../../src/usage.js';
 import {
   allSnapshots,
   type MachineGraph,
@@ -59,11 +61,6 @@ export type ChainPath = StatePath<ChainSnapshot, ChainPathEvent>;
 /** Every state node of the chain (idle, preparing and stopping are transient: `always` only). */
 export const STATE_NODES: readonly string[] = Object.keys(chainMachine.root.states);
 
-function usageOf(totalTokens: number): Usage {
-  const inputTokens = Math.floor(totalTokens / 2);
-  return { inputTokens, outputTokens: totalTokens - inputTokens, totalTokens };
-}
-
 const LOOKUP = { id: 'call_1', name: 'lookup', arguments: { q: 'France' } };
 const TOOL_CALLS = { unified: 'tool-calls', raw: 'tool_calls' } as const;
 
@@ -86,6 +83,17 @@ export const TWO_CALLS_RESPONSE: ModelResponse = {
   finishReason: TOOL_CALLS,
 };
 
+/** Two calls, cheaply: past maxToolCalls 1, with room left for the final call (SPEC H3). */
+export const CHEAP_CALLS_RESPONSE: ModelResponse = {
+  content: [
+    { type: 'text', text: 'Two lookups.' },
+    { type: 'tool-call', toolCall: LOOKUP },
+    { type: 'tool-call', toolCall: { id: 'call_2', name: 'lookup', arguments: { q: 'Lyon' } } },
+  ],
+  usage: usageOf(CHEAP_CALLS_TOKENS),
+  finishReason: TOOL_CALLS,
+};
+
 /** Calls and no text: no answer for the final call of 'generate'. */
 export const CALLS_ONLY_RESPONSE: ModelResponse = {
   content: [{ type: 'tool-call', toolCall: LOOKUP }],
@@ -103,6 +111,16 @@ export const HUGE_RESPONSE: ModelResponse = {
   content: [{ type: 'text', text: 'Paris, at great length.' }],
   usage: usageOf(HUGE_TOKENS),
   finishReason: { unified: 'stop', raw: 'stop' },
+};
+
+/** Over any budget, and with a call: the final call's ending that must drop its calls. */
+export const HUGE_CALLS_RESPONSE: ModelResponse = {
+  content: [
+    { type: 'text', text: 'Paris, and let me check.' },
+    { type: 'tool-call', toolCall: LOOKUP },
+  ],
+  usage: usageOf(HUGE_TOKENS),
+  finishReason: TOOL_CALLS,
 };
 
 export const TOOLS_OUTPUT: ExecuteToolsOutput = {
@@ -123,9 +141,11 @@ export const TOOLS_FAILED_OUTPUT: ExecuteToolsOutput = {
 export const EVENTS = {
   toolCall: { type: 'callModel.done', output: TOOL_CALL_RESPONSE },
   twoCalls: { type: 'callModel.done', output: TWO_CALLS_RESPONSE },
+  cheapCalls: { type: 'callModel.done', output: CHEAP_CALLS_RESPONSE },
   callsOnly: { type: 'callModel.done', output: CALLS_ONLY_RESPONSE },
   answer: { type: 'callModel.done', output: ANSWER_RESPONSE },
   huge: { type: 'callModel.done', output: HUGE_RESPONSE },
+  hugeCalls: { type: 'callModel.done', output: HUGE_CALLS_RESPONSE },
   modelError: { type: 'callModel.error', error: new Error('model unavailable') },
   configError: {
     type: 'callModel.error',
@@ -164,7 +184,8 @@ export function pathName(path: ChainPath): string {
 /**
  * The events a snapshot can take: only the answers to the effect the active state requested,
  * the time limit when the config has one, and ABORT in any state that is not final. Calls of
- * a returnDirect tool also come two at a time, or fail; the final call may answer with calls only.
+ * a returnDirect tool also come two at a time, or fail; under maxToolCalls two cheap calls
+ * come at once; the final call may answer with calls only.
  */
 export function chainEvents(snapshot: ChainSnapshot): ChainPathEvent[] {
   if (snapshot.status !== 'active') return [];
@@ -174,6 +195,7 @@ export function chainEvents(snapshot: ChainSnapshot): ChainPathEvent[] {
     thinking: [
       EVENTS.toolCall,
       ...(direct ? [EVENTS.twoCalls] : []),
+      ...(config.maxToolCalls === undefined ? [] : [EVENTS.cheapCalls]),
       EVENTS.answer,
       EVENTS.huge,
       EVENTS.modelError,
@@ -187,7 +209,7 @@ export function chainEvents(snapshot: ChainSnapshot): ChainPathEvent[] {
       EVENTS.answer,
       EVENTS.toolCall,
       EVENTS.callsOnly,
-      EVENTS.huge,
+      EVENTS.hugeCalls,
       EVENTS.modelError,
       EVENTS.configError,
     ],
@@ -214,8 +236,9 @@ export function serializeChainState(snapshot: ChainSnapshot): string {
     tokens: context.usage.totalTokens,
     calls: context.toolCalls.length,
     answer: answerTextOf(snapshot),
-    steps: context.steps.length,
-    results: context.steps.flatMap((step) => step.toolResults.map((r) => r.success)),
+    // Per step, in order: an answer and a correction before a tool step is not the same run
+    // as after it (its mutation log differs), now that the final call can follow tools.
+    results: context.steps.map((step) => step.toolResults.map((r) => r.success)),
     limit: context.limitReached,
     failure: context.failure?.code,
     approvals: context.approvals,
@@ -287,13 +310,15 @@ function passages(graph: ChainGraph): [ChainSnapshot, ChainSnapshot, ChainPathEv
 }
 
 /**
- * SPEC D3: `doing` is unreachable once the generations reach maxIterations. No snapshot (a
- * resting one, or a microstep on the way) is in `doing` with iterations >= maxIterations, and
- * no microstep enters `doing` from a snapshot whose iterations already reached the limit.
- * (`>=`, not `>`: with iterations == maxIterations no generation is left to read the results.)
+ * SPEC D3: without earlyStopping, `doing` is unreachable once the generations reach
+ * maxIterations. No snapshot (a resting one, or a microstep on the way) is in `doing` with
+ * iterations >= maxIterations, and no microstep enters `doing` from a snapshot whose
+ * iterations already reached the limit. (`>=`, not `>`: with iterations == maxIterations no
+ * generation is left to read the results.) With earlyStopping (SPEC H3) the last generation's
+ * tools run, so the bound is one further: `doing` is never reached past maxIterations.
  */
 export function doingBoundViolations(graph: ChainGraph, config: ChainConfig): Violation[] {
-  const max = config.maxIterations;
+  const max = config.maxIterations + (config.earlyStopping === undefined ? 0 : 1);
   const violations: Violation[] = [];
   for (const snapshot of allSnapshots(graph)) {
     if (snapshot.matches('doing') && snapshot.context.iterations >= max) {
@@ -370,8 +395,136 @@ export function timeLimitViolations(graph: ChainGraph): Violation[] {
     });
 }
 
+/**
+ * SPEC H3: no model call is made that its budgets cannot pay for. Every microstep that enters
+ * `thinking` or `concluding` (a model call requested) comes from a snapshot with tokens and
+ * dollars left, whose next call, as estimated before it is made (the final call's note
+ * included), fits maxTokens and maxCost.
+ */
+export function budgetBoundViolations(graph: ChainGraph): Violation[] {
+  const violations: Violation[] = [];
+  for (const [before, next, event] of passages(graph)) {
+    const calling = ['thinking', 'concluding'].find(
+      (s) => next.matches(s as 'thinking') && !before.matches(s as 'thinking'),
+    );
+    if (!calling) continue;
+    const { context } = before;
+    const { config } = context;
+    const note =
+      calling === 'concluding' ? [conclusionNote(context.limitReached ?? 'maxIterations')] : [];
+    const estimate = nextCallEstimate({
+      steps: context.steps,
+      transcript: context.transcript,
+      pending: context.pending,
+      contract: config.contract,
+      maxOutputTokens: config.maxOutputTokens,
+      extra: note,
+    });
+    const crossed = budgetCrossed(context.usage, estimate, config);
+    if (crossed) {
+      violations.push({
+        property: 'budget-bound',
+        detail: `entered ${calling} though the call would cross ${crossed} (${context.usage.totalTokens} tokens, $${runCost(context.usage, config.prices) ?? 0} spent) from ${serializeChainState(before)} on ${eventName(event)}`,
+      });
+    }
+  }
+  return violations;
+}
+
+/**
+ * SPEC H3: tools never run past maxToolCalls. In `doing`, the calls made before and the
+ * step's own never exceed it.
+ */
+export function toolCallBoundViolations(graph: ChainGraph): Violation[] {
+  const violations: Violation[] = [];
+  for (const snapshot of allSnapshots(graph)) {
+    const { maxToolCalls } = snapshot.context.config;
+    if (!snapshot.matches('doing') || maxToolCalls === undefined) continue;
+    const made = toolCallsMade(snapshot.context.steps) + snapshot.context.toolCalls.length;
+    if (made > maxToolCalls) {
+      violations.push({
+        property: 'tool-call-bound',
+        detail: `${made} tool calls of ${maxToolCalls} in doing: ${serializeChainState(snapshot)}`,
+      });
+    }
+  }
+  return violations;
+}
+
+/**
+ * SPEC H3: a run that spent more than a budget never succeeds: every succeeded snapshot kept
+ * maxTokens and maxCost.
+ */
+export function budgetKeptViolations(graph: ChainGraph): Violation[] {
+  return [...graph.vertices.values()]
+    .filter((snapshot) => snapshot.matches('succeeded'))
+    .flatMap((snapshot) => {
+      const { usage, config } = snapshot.context;
+      const cost = runCost(usage, config.prices) ?? 0;
+      const over =
+        usage.totalTokens > config.maxTokens ||
+        (config.maxCost !== undefined && cost > config.maxCost);
+      return over
+        ? [
+            {
+              property: 'budget-kept',
+              detail: `succeeded over budget: ${serializeChainState(snapshot)}`,
+            },
+          ]
+        : [];
+    });
+}
+
+/**
+ * SPEC H3 as a snapshot predicate for assertUnreachable: a model call requested (thinking,
+ * concluding) with a budget already spent.
+ */
+export function callsWithBudgetSpent(snapshot: ChainSnapshot): boolean {
+  if (!snapshot.matches('thinking') && !snapshot.matches('concluding')) return false;
+  const { usage, config } = snapshot.context;
+  const cost = runCost(usage, config.prices);
+  return (
+    usage.totalTokens >= config.maxTokens ||
+    (config.maxCost !== undefined && cost !== undefined && cost >= config.maxCost)
+  );
+}
+
+/** What assertUnreachable and canReach (statecraft/testing) walk the chain with, under `config`. */
+export function reachOptions(config: ChainConfig) {
+  return {
+    input: pathInput(config),
+    // The time limit is offered as the delayed event it is (`delays`, on by default).
+    events: (snapshot: ChainSnapshot) =>
+      chainEvents(snapshot).filter((event) => event.type !== TIME_LIMIT_EVENT) as ChainEvent[],
+    actors: { effects: 'never' as const },
+    serializeState: serializeChainState,
+  };
+}
+
 const isFinal = (snapshot: ChainSnapshot) => snapshot.status === 'done';
 const isAbort = (event: ChainPathEvent) => event.type === 'ABORT';
+
+/**
+ * A tool step whose run cannot afford a call after it (SPEC H3): once its tools answer, the
+ * budget checked before the next call ends the run (or, at maxIterations, keeps 'generate'
+ * from its final call). Success is out of reach from it by design, with tokens left.
+ */
+function budgetEndsAfterTools(snapshot: ChainSnapshot): boolean {
+  // A step whose calls wait for decisions ends as it would once they are decided.
+  let step = snapshot;
+  for (const { callId } of snapshot.context.approvals.awaiting) {
+    step = getNextSnapshot(chainMachine, step, { type: 'APPROVE', callId });
+  }
+  if (!step.matches('doing')) return false;
+  const next = getNextSnapshot(chainMachine, step, EVENTS.toolsDone);
+  const { failure, limitReached } = next.context;
+  return (
+    failure !== undefined &&
+    (limitReached === 'maxTokens' ||
+      limitReached === 'maxCost' ||
+      /made no final call: it would exceed/.test(failure.message))
+  );
+}
 
 /** The D3 reachability properties of the chain, weakest first. */
 export const REACHABILITY_CHECKS: readonly ReachabilityCheck<ChainSnapshot, ChainPathEvent>[] = [
@@ -379,12 +532,15 @@ export const REACHABILITY_CHECKS: readonly ReachabilityCheck<ChainSnapshot, Chai
   // ABORT alone takes every state that is not final to `failed`: without it the check says more.
   { property: 'final-reachable-without-abort', isTarget: isFinal, skipEvent: isAbort },
   // From a state with tokens left. A run that spent its budget exactly can only fail, unless
-  // a direct return answers without another model call (the exactBudget config shows both).
+  // a direct return answers without another model call (the exactBudget config shows both);
+  // so can a tool step after which no further call fits the budgets (SPEC H3).
   {
     property: 'success-reachable-without-abort',
     isTarget: (snapshot) => snapshot.matches('succeeded'),
     from: (snapshot) =>
-      !isFinal(snapshot) && snapshot.context.usage.totalTokens < snapshot.context.config.maxTokens,
+      !isFinal(snapshot) &&
+      snapshot.context.usage.totalTokens < snapshot.context.config.maxTokens &&
+      !budgetEndsAfterTools(snapshot),
     skipEvent: isAbort,
   },
 ];
@@ -405,6 +561,9 @@ export function graphViolations(
   const missing = expected.filter((node) => !visited.has(node));
   return [
     ...doingBoundViolations(graph, config),
+    ...budgetBoundViolations(graph),
+    ...budgetKeptViolations(graph),
+    ...toolCallBoundViolations(graph),
     ...stopBoundViolations(graph),
     ...timeLimitViolations(graph),
     ...REACHABILITY_CHECKS.flatMap((check) => reachabilityViolations(graph, check)),

@@ -1,12 +1,15 @@
-import { responseToolCalls } from 'statecraft';
+import { BUDGET_STOP_MESSAGE, responseToolCalls } from 'statecraft';
 import { assertUnreachable } from 'statecraft/testing';
 import { describe, expect, it } from 'vitest';
-import { chainMachine } from '../../machines/chain.js';
+import { type ChainConfig, chainMachine } from '../../machines/chain.js';
 import { EARLY_STOP_MESSAGE } from '../../machines/early-stopping.js';
 import { pendingToolCalls } from '../../src/compile/tool-linkage.js';
 import {
+  budgetBoundViolations,
+  budgetKeptViolations,
   type ChainPath,
   type ChainSnapshot,
+  callsWithBudgetSpent,
   chainEvents,
   chainGraph,
   doingBoundViolations,
@@ -20,12 +23,14 @@ import {
   pathName,
   REACHABILITY_CHECKS,
   reachabilityViolations,
+  reachOptions,
   STATE_NODES,
   serializeChainState,
   simplePaths,
   stopBoundViolations,
   TIME_LIMIT_EVENT,
   timeLimitViolations,
+  toolCallBoundViolations,
   visitedStateNodes,
 } from './chain-graph.js';
 import { chainTransitionNames, replayPath } from './chain-replay.js';
@@ -56,9 +61,10 @@ const named = (name: PathConfigName, path: string) => {
 
 // The transitions no path under the PATH_CONFIGS takes, and why. Anything else untaken fails.
 const UNTAKEN: Record<string, string> = {
-  // Only when the run starts over a limit (maxIterations <= 0, or maxTokens <= 0), which the
-  // options refuse: covered by its own test below.
-  'idle always#1 → failed': 'a run that starts over a limit',
+  // Only when the run starts over a limit (maxIterations 0, or maxTokens <= 0, which the
+  // options refuse): covered by its own test below.
+  'idle always#1 [shouldForceStopAtStart] → stopping': "maxIterations 0 with 'force'",
+  'idle always#2 → failed': 'a run that starts over a limit',
 };
 
 describe(`chain machine: ${walks.map((w) => `${w.name} ${w.paths.length}`).join(', ')} simple paths`, () => {
@@ -73,10 +79,13 @@ describe(`chain machine: ${walks.map((w) => `${w.name} ${w.paths.length}`).join(
     expect(counts).toEqual({
       base: [34, 27, 34, 33],
       timeLimit: [41, 34, 41, 40],
-      force: [41, 34, 41, 40],
-      generate: [171, 139, 168, 195],
+      force: [45, 37, 45, 44],
+      generate: [214, 172, 211, 246],
       returnDirect: [79, 64, 79, 78],
-      exactBudget: [101, 83, 99, 111],
+      exactBudget: [79, 65, 78, 85],
+      toolBudget: [41, 33, 41, 40],
+      forcedBudget: [59, 47, 59, 58],
+      costBudget: [59, 47, 59, 58],
       approval: [178, 138, 168, 177],
       approvalFail: [166, 136, 153, 165],
     });
@@ -105,13 +114,20 @@ describe(`chain machine: ${walks.map((w) => `${w.name} ${w.paths.length}`).join(
   }
 
   describe('graph properties (SPEC D3)', () => {
-    it('never is in doing, nor enters it, once iterations reach maxIterations', () => {
+    it('without earlyStopping, never is in doing, nor enters it, once iterations reach maxIterations', () => {
       for (const { name, config, graph } of walks) {
         expect(doingBoundViolations(graph, config), name).toEqual([]);
         // The bound is tight: doing is reached, at the last iteration that still allows it.
         const doing = [...graph.vertices.values()].filter((s) => s.matches('doing'));
-        expect(new Set(doing.map((s) => s.context.iterations)), name).toEqual(
-          new Set([config.maxIterations - 1]),
+        const { maxIterations, earlyStopping } = config as ChainConfig;
+        const at = new Set(doing.map((s) => s.context.iterations));
+        expect(at.has(maxIterations - 1), name).toBe(true);
+        // With earlyStopping, at the limit too: the last generation's tools run (SPEC H3),
+        // unless the budget is spent first (exactBudget).
+        expect(at.has(maxIterations), name).toBe(
+          earlyStopping !== undefined &&
+            maxIterations < Number.POSITIVE_INFINITY &&
+            name !== 'exactBudget',
         );
       }
     });
@@ -143,12 +159,13 @@ describe(`chain machine: ${walks.map((w) => `${w.name} ${w.paths.length}`).join(
       const visited = new Set(walks.flatMap((w) => [...visitedStateNodes(w.graph)]));
       expect([...visited].sort()).toEqual([...STATE_NODES].sort());
       expect(visitedStateNodes(base.graph).has('stopping')).toBe(true);
-      // Failure codes reached under these limits: all seven.
+      // Failure codes reached under these limits: all eight.
       const codes = new Set(allFinalPaths.map(({ path }) => path.state.context.failure?.code));
       expect([...codes].sort()).toEqual([
         'ABORTED',
         'CHAIN_ERROR',
         'CONFIG_ERROR',
+        'COST_LIMIT',
         'MODEL_ERROR',
         'PROTOCOL_ERROR',
         'TIMEOUT',
@@ -191,6 +208,7 @@ describe(`chain machine: ${walks.map((w) => `${w.name} ${w.paths.length}`).join(
     it('fails at once from idle when a run starts over a limit', async () => {
       for (const [config, code] of [
         [{ ...PATH_CONFIG, maxIterations: 0 }, 'PROTOCOL_ERROR'],
+        [{ ...PATH_CONFIG, maxIterations: 0, earlyStopping: 'generate' }, 'PROTOCOL_ERROR'],
         [{ ...PATH_CONFIG, maxTokens: -1 }, 'TOKEN_LIMIT'],
       ] as const) {
         const [path, ...more] = simplePaths(chainMachine, config);
@@ -198,8 +216,22 @@ describe(`chain machine: ${walks.map((w) => `${w.name} ${w.paths.length}`).join(
         expect(path?.state.value).toBe('failed');
         expect(path?.state.context.failure?.code).toBe(code);
         const { transitions } = await replayPath(path as ChainPath, chainMachine, config);
-        expect(transitions.has('idle always#1 → failed')).toBe(true);
+        expect(transitions.has('idle always#2 → failed')).toBe(true);
       }
+    });
+
+    it("answers maxIterations 0 with 'force' from idle, making no model call (SPEC H3)", async () => {
+      const config = { ...PATH_CONFIG, maxIterations: 0, earlyStopping: 'force' } as const;
+      const [path, ...more] = simplePaths(chainMachine, config);
+      expect(more).toEqual([]);
+      expect(path?.state.output).toMatchObject({
+        status: 'succeeded',
+        text: EARLY_STOP_MESSAGE,
+        iterations: 0,
+        stopped: { reason: 'maxIterations', method: 'force' },
+      });
+      const { transitions } = await replayPath(path as ChainPath, chainMachine, config);
+      expect(transitions.has('idle always#1 [shouldForceStopAtStart] → stopping')).toBe(true);
     });
   });
 
@@ -247,9 +279,14 @@ describe(`chain machine: ${walks.map((w) => `${w.name} ${w.paths.length}`).join(
           stopped: { reason: path.state.context.limitReached, method: 'force' },
         });
       }
-      // The calls the limit cut off are answered in the transcript as not run.
-      const output = named('force', 'answer → invalid → toolCall ⇒ succeeded').state.output;
-      expect(output?.transcript.toArray().at(-1)).toMatchObject({ role: 'tool', success: false });
+      // The last generation's calls ran before the stop (SPEC H3): the transcript ends with
+      // their results.
+      const output = named('force', 'answer → invalid → toolCall → toolsDone ⇒ succeeded').state
+        .output;
+      expect(output?.transcript.toArray().at(-2)).toMatchObject({ role: 'tool', success: true });
+      // A call the time limit cut off is answered in the transcript as not run.
+      const cut = named('force', 'toolCall → timeLimit ⇒ succeeded').state.output;
+      expect(cut?.transcript.toArray().at(-1)).toMatchObject({ role: 'tool', success: false });
     });
 
     it("'generate' concludes with one call after either limit, and fails a bad final answer", () => {
@@ -266,8 +303,8 @@ describe(`chain machine: ${walks.map((w) => `${w.name} ${w.paths.length}`).join(
         });
       }
       expect(
-        named('generate', 'answer → invalid → toolCall → answer → invalid ⇒ failed').state.context
-          .failure,
+        named('generate', 'answer → invalid → toolCall → toolsDone → answer → invalid ⇒ failed')
+          .state.context.failure,
       ).toMatchObject({
         code: 'PROTOCOL_ERROR',
       });
@@ -294,7 +331,7 @@ describe(`chain machine: ${walks.map((w) => `${w.name} ${w.paths.length}`).join(
       expect(concluded.map((c) => c.title)).toEqual(
         expect.arrayContaining([
           'generate: timeLimit → callsOnly ⇒ failed',
-          'generate: toolCall → timeLimit → toolCall ⇒ failed',
+          'generate: toolCall → timeLimit → hugeCalls ⇒ failed',
         ]),
       );
       for (const { path, title } of concluded) {
@@ -305,7 +342,7 @@ describe(`chain machine: ${walks.map((w) => `${w.name} ${w.paths.length}`).join(
 
     it('fails with the limit that fired, and says when the budget kept generate from concluding', () => {
       // The time limit fires with the budget spent exactly: TIMEOUT, not TOKEN_LIMIT.
-      const noFinalCall = /'generate' made no final call: all 60 tokens of maxTokens were spent/;
+      const noFinalCall = /'generate' made no final call: all 61 tokens of maxTokens were spent/;
       for (const path of [
         'toolCall → timeLimit ⇒ failed',
         'twoCalls → timeLimit ⇒ failed',
@@ -332,7 +369,7 @@ describe(`chain machine: ${walks.map((w) => `${w.name} ${w.paths.length}`).join(
       ]) {
         expect(named('exactBudget', path).state.output, path).toMatchObject({
           status: 'failed',
-          failure: { code: 'TOKEN_LIMIT', limit: 60 },
+          failure: { code: 'TOKEN_LIMIT', limit: 61 },
         });
       }
       // And a direct return needs no further call: it succeeds on the exact budget.
@@ -364,6 +401,94 @@ describe(`chain machine: ${walks.map((w) => `${w.name} ${w.paths.length}`).join(
       ]) {
         expect(named('returnDirect', path).state.output?.iterations, path).toBe(2);
       }
+    });
+  });
+
+  describe('SPEC H3 on the graph', () => {
+    it('makes no model call its budgets cannot pay for, by the estimate made before it', () => {
+      for (const { name, graph } of walks) expect(budgetBoundViolations(graph), name).toEqual([]);
+      // Not vacuous: budgets stop runs before a call, by tokens and by cost.
+      const stops = new Set(
+        allFinalPaths.flatMap(({ path }) => path.steps.map((s) => s.state.context.limitReached)),
+      );
+      expect(stops).toEqual(
+        new Set([
+          undefined,
+          'maxIterations',
+          'maxExecutionTime',
+          'maxTokens',
+          'maxCost',
+          'maxToolCalls',
+        ]),
+      );
+    });
+
+    it('no model call is made once a budget is spent (assertUnreachable)', () => {
+      for (const { name, config } of walks) {
+        expect(
+          () => assertUnreachable(chainMachine, callsWithBudgetSpent, reachOptions(config)),
+          name,
+        ).not.toThrow();
+      }
+    });
+
+    it('never succeeds over a budget', () => {
+      for (const { name, graph } of walks) expect(budgetKeptViolations(graph), name).toEqual([]);
+    });
+
+    it('runs no tools past maxToolCalls, and answers an over-budget request without them', () => {
+      for (const { name, graph } of walks) expect(toolCallBoundViolations(graph), name).toEqual([]);
+      const output = named('toolBudget', 'cheapCalls → answer → valid ⇒ succeeded').state.output;
+      expect(output).toMatchObject({
+        status: 'succeeded',
+        text: 'Paris.',
+        stopped: { reason: 'maxToolCalls', method: 'generate' },
+      });
+      // The message that asked is not in the transcript; no call is left open.
+      const transcript = output?.transcript;
+      expect(transcript?.toArray().map((m) => m.role)).toEqual([
+        'system',
+        'user',
+        'system',
+        'assistant',
+      ]);
+      expect(transcript && pendingToolCalls(transcript).calls).toEqual([]);
+      expect(output?.steps.map((s) => s.overBudget)).toEqual([true, undefined]);
+    });
+
+    it('fails a call expected to cross a budget, or stops early with its message', () => {
+      expect(
+        named('toolBudget', 'toolCall → toolsDone ⇒ failed').state.context.failure,
+      ).toMatchObject({ code: 'TOKEN_LIMIT', limit: 120, estimate: expect.any(Number) });
+      expect(
+        named('costBudget', 'toolCall → toolsDone ⇒ failed').state.context.failure,
+      ).toMatchObject({ code: 'COST_LIMIT', limit: 100, estimate: expect.any(Number) });
+      expect(named('forcedBudget', 'toolCall → toolsDone ⇒ succeeded').state.output).toMatchObject({
+        text: BUDGET_STOP_MESSAGE,
+        stopped: { reason: 'maxTokens', method: 'force' },
+      });
+      // The final call of maxToolCalls, too, is made only if it fits.
+      expect(
+        named('costBudget', 'answer → invalid → cheapCalls ⇒ failed').state.context.failure
+          ?.message,
+      ).toMatch(
+        /^maxToolCalls \(1\) was reached, and the final call without tools would exceed maxCost/,
+      );
+    });
+
+    it("runs the last generation's tools at maxIterations with earlyStopping, so 'generate' reads them", () => {
+      const path = named(
+        'generate',
+        'answer → invalid → toolCall → toolsDone → answer → valid ⇒ succeeded',
+      );
+      const messages = path.state.output?.transcript.toArray() ?? [];
+      expect(messages.at(-2)).toMatchObject({
+        role: 'system',
+        content: expect.stringMatching(/cannot call tools/),
+      });
+      expect(messages.filter((m) => m.role === 'tool')).toMatchObject([
+        { success: true, output: 'Paris' },
+      ]);
     });
   });
 
@@ -425,6 +550,57 @@ describe(`chain machine: ${walks.map((w) => `${w.name} ${w.paths.length}`).join(
       const config = { ...PATH_CONFIGS.generate, maxIterations: 3 };
       const properties = new Set(graphViolations(corrected, config).map((v) => v.property));
       expect([...properties]).toContain('stop-bound');
+    });
+
+    it('reports a call its budget cannot pay for when nothing checks before the call (H3)', () => {
+      const unchecked = chainMachine.provide({ guards: { isNextCallOverBudget: () => false } });
+      const properties = new Set(
+        graphViolations(unchecked, PATH_CONFIGS.toolBudget).map((v) => v.property),
+      );
+      expect(properties).toContain('budget-bound');
+    });
+
+    it("reports 'generate' concluding over budget when its final call is not checked (H3)", () => {
+      const unchecked = chainMachine.provide({
+        guards: {
+          shouldGenerateFinalAnswer: ({ context }) =>
+            context.config.earlyStopping === 'generate' || context.limitReached === 'maxToolCalls',
+        },
+      });
+      for (const config of [PATH_CONFIGS.generate, PATH_CONFIGS.costBudget]) {
+        const properties = new Set(graphViolations(unchecked, config).map((v) => v.property));
+        expect(properties).toContain('budget-bound');
+      }
+    });
+
+    it('reports tools past maxToolCalls when the budget is ignored (H3)', () => {
+      const unbounded = chainMachine.provide({ guards: { isOverToolCallBudget: () => false } });
+      const violations = graphViolations(unbounded, PATH_CONFIGS.toolBudget);
+      expect(violations.filter((v) => v.property === 'tool-call-bound').length).toBeGreaterThan(0);
+    });
+
+    it('reports a success over maxCost when a call that crossed it is not failed (H3)', () => {
+      const unpriced = chainMachine.provide({ guards: { isOverCostLimit: () => false } });
+      const properties = new Set(
+        graphViolations(unpriced, PATH_CONFIGS.costBudget).map((v) => v.property),
+      );
+      expect(properties).toContain('budget-kept');
+    });
+
+    it("replay fails when earlyStopping does not run the last generation's tools (H3)", async () => {
+      const old = chainMachine.provide({ guards: { hasEarlyStopping: () => false } });
+      const path = named('force', 'answer → invalid → toolCall → toolsDone ⇒ succeeded');
+      await replayPath(path, chainMachine, PATH_CONFIGS.force);
+      await expect(replayPath(path, old, PATH_CONFIGS.force)).rejects.toThrow(
+        /step 3 \(toolCall\)/,
+      );
+    });
+
+    it("reports no stop message for maxIterations 0 with 'force' when idle does not stop (H3)", () => {
+      const config = { ...PATH_CONFIG, maxIterations: 0, earlyStopping: 'force' } as const;
+      const failing = chainMachine.provide({ guards: { shouldForceStopAtStart: () => false } });
+      expect(simplePaths(chainMachine, config)[0]?.state.value).toBe('succeeded');
+      expect(simplePaths(failing, config)[0]?.state.value).toBe('failed');
     });
 
     it('replay fails when a two-call step returns directly', async () => {

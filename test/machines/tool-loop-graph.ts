@@ -16,6 +16,7 @@ import {
   pathInput,
   RECORD,
   RESPONSE,
+  SECOND_RECORD,
 } from '../../src/cli/walks/tool-loop-configs.js';
 import type { ApprovalDecision } from '../../src/tools/approval.js';
 import type { Usage } from '../../src/usage.js';
@@ -38,6 +39,8 @@ export {
   pathInput,
   RECORD,
   RESPONSE,
+  SECOND_RECORD,
+  TOOL_BUDGET_CONFIG,
 } from '../../src/cli/walks/tool-loop-configs.js';
 
 // The tool-loop machine as a graph (SPEC D2, D3), shared by tool-loop.paths.test.ts. The
@@ -79,12 +82,15 @@ export const STATE_NODES: readonly string[] = stateNodePaths(toolLoopMachine);
 /** The events of the paths, one object each, so they can be named. */
 export const EVENTS = {
   planExecute: { type: 'plan.done', output: PLANS.execute },
+  planExecuteTwo: { type: 'plan.done', output: PLANS.executeTwo },
   planResponse: { type: 'plan.done', output: PLANS.response },
   planNoCommands: { type: 'plan.done', output: PLANS.noCommands },
   planMalformed: { type: 'plan.done', output: PLANS.malformed },
   planError: { type: 'plan.error', error: new Error('planner unavailable') },
   record: { type: 'execute.record', index: 0, record: RECORD },
+  secondRecord: { type: 'execute.record', index: 1, record: SECOND_RECORD },
   executed: { type: 'execute.done', output: [RECORD] },
+  executedTwo: { type: 'execute.done', output: [RECORD, SECOND_RECORD] },
   executeError: { type: 'execute.error', error: new Error('executor crashed') },
   responded: { type: 'respond.done', output: RESPONSE },
   respondError: { type: 'respond.error', error: new Error('responder unavailable') },
@@ -144,8 +150,9 @@ export function stateName(snapshot: ToolLoopSnapshot): string {
 
 /**
  * The events a snapshot can take: the answers to the effect its state requested, the timeout
- * and ABORT. The executor reports its one command's record before it is done, as the real
- * one does; a crash of the executor is offered before that.
+ * and ABORT. The executor reports each command's record, in order, before it is done, as the
+ * real one does; a crash of the executor is offered before that. Under maxToolCalls the
+ * planner may also plan two commands (SPEC H3).
  */
 export function loopEvents(snapshot: ToolLoopSnapshot): LoopPathEvent[] {
   if (snapshot.status !== 'active') return [];
@@ -159,6 +166,7 @@ export function loopEvents(snapshot: ToolLoopSnapshot): LoopPathEvent[] {
   if (snapshot.matches({ running: 'planning' })) {
     return [
       EVENTS.planExecute,
+      ...(snapshot.context.config.maxToolCalls === undefined ? [] : [EVENTS.planExecuteTwo]),
       EVENTS.planResponse,
       EVENTS.planNoCommands,
       EVENTS.planMalformed,
@@ -167,9 +175,11 @@ export function loopEvents(snapshot: ToolLoopSnapshot): LoopPathEvent[] {
     ];
   }
   if (snapshot.matches({ running: 'executing' })) {
-    return snapshot.context.roundRecords.length === 0
-      ? [...approvals, EVENTS.record, EVENTS.executeError, ...always]
-      : [EVENTS.executed, ...always];
+    const commands = snapshot.context.plan?.executionCommands.length ?? 0;
+    const finished = snapshot.context.roundRecords.length;
+    if (finished === 0) return [...approvals, EVENTS.record, EVENTS.executeError, ...always];
+    if (finished < commands) return [EVENTS.secondRecord, ...always];
+    return [commands === 2 ? EVENTS.executedTwo : EVENTS.executed, ...always];
   }
   if (snapshot.matches({ running: 'responding' })) {
     return [EVENTS.responded, EVENTS.respondError, ...always];
@@ -227,6 +237,12 @@ export function serializeLoopState(snapshot: ToolLoopSnapshot): string {
   return JSON.stringify({
     value: snapshot.value,
     roundIndex: Math.min(context.roundIndex, config.maxRounds + 1),
+    // Under maxToolCalls (SPEC H3): the commands executed, which it counts, and those of each
+    // plan, run or not (a plan of two it refused is not a plan of one).
+    ...(config.maxToolCalls !== undefined && {
+      executed: context.donePlans.length,
+      plans: context.plans.map((p) => p.plan.executionCommands.length),
+    }),
     planAttempts: Math.min(context.planAttempts, config.planRetries + 1),
     roundRecords: context.roundRecords.length,
     stopReason: context.stopReason,
@@ -300,6 +316,25 @@ export function executingBoundViolations(graph: LoopGraph, config: ToolLoopConfi
     }));
 }
 
+/**
+ * SPEC H3: `executing` never runs commands past maxToolCalls: the commands executed before
+ * and the round's own stay within it.
+ */
+export function toolCallBoundViolations(graph: LoopGraph, config: ToolLoopConfig): Violation[] {
+  const max = config.maxToolCalls;
+  if (max === undefined) return [];
+  return allSnapshots(graph)
+    .filter(
+      (s) =>
+        s.matches({ running: 'executing' }) &&
+        s.context.donePlans.length + (s.context.plan?.executionCommands.length ?? 0) > max,
+    )
+    .map((s) => ({
+      property: 'tool-call-bound',
+      detail: `executing past maxToolCalls ${max}: ${serializeLoopState(s)}`,
+    }));
+}
+
 /** A round's planner is asked again at most `planRetries` times after a malformed plan. */
 export function planRetryViolations(graph: LoopGraph, config: ToolLoopConfig): Violation[] {
   return allSnapshots(graph)
@@ -339,6 +374,7 @@ export function graphViolations(
   const visited = visitedStateNodes(graph);
   return [
     ...executingBoundViolations(graph, config),
+    ...toolCallBoundViolations(graph, config),
     ...planRetryViolations(graph, config),
     ...REACHABILITY_CHECKS.flatMap((check) => reachabilityViolations(graph, check)),
     ...requiredStateNodes(config)

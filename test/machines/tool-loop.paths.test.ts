@@ -22,12 +22,15 @@ import {
   type ReplayResult,
   replayPath,
   requiredStateNodes,
+  SECOND_RECORD,
   STATE_NODES,
   serializeLoopState,
   simplePaths,
   stateName,
   TIMEOUT_EVENT,
+  TOOL_BUDGET_CONFIG,
   type ToolLoopSnapshot,
+  toolCallBoundViolations,
 } from './tool-loop-graph.js';
 
 // SPEC D2 / D3 for the tool loop: every simple path under small limits, replayed against a
@@ -65,6 +68,8 @@ const UNTAKEN: Record<string, string> = {
   'nextRound always#1 [isLoopDisabled] → converging': 'enabled: false: its own test below',
   'converging always#1 → done': 'a loop without a final response: its own test below',
   'planned always#0 [isPlanOnly] → done': 'planOnly(): its own test below',
+  'nextRound always#3 [isToolCallBudgetSpent] → converging': 'maxToolCalls: its own test below',
+  'planned always#1 [wouldPassToolCallBudget] → converging': 'maxToolCalls: its own test below',
 };
 
 describe(`tool-loop machine: ${paths.length} simple paths (${finalPaths.length} end in a final state)`, () => {
@@ -236,6 +241,49 @@ describe(`tool-loop machine: ${paths.length} simple paths (${finalPaths.length} 
       expect(transitions.has('planned always#0 [isPlanOnly] → done')).toBe(true);
     });
 
+    describe('maxToolCalls (SPEC H3)', () => {
+      const budgetPaths = simplePaths(toolLoopMachine, TOOL_BUDGET_CONFIG);
+      const budgetGraph = loopGraph(toolLoopMachine, TOOL_BUDGET_CONFIG);
+      const named = (name: string) => {
+        const found = budgetPaths.find((p) => pathName(p) === name);
+        if (!found) throw new Error(`no path '${name}'`);
+        return found;
+      };
+
+      it('never executes past it, and keeps every other property', () => {
+        expect(toolCallBoundViolations(budgetGraph, TOOL_BUDGET_CONFIG)).toEqual([]);
+        expect(graphViolations(toolLoopMachine, TOOL_BUDGET_CONFIG)).toEqual([]);
+        expect(budgetPaths.length).toBe(199);
+      });
+
+      it('replays every path under it on a real actor, taking both of its transitions', async () => {
+        const taken = new Set<string>();
+        for (const path of budgetPaths) {
+          for (const t of (await replayPath(path, toolLoopMachine, TOOL_BUDGET_CONFIG)).transitions)
+            taken.add(t);
+        }
+        expect(taken).toContain('nextRound always#3 [isToolCallBudgetSpent] → converging');
+        expect(taken).toContain('planned always#1 [wouldPassToolCallBudget] → converging');
+      });
+
+      it('runs none of a plan that would pass it, and responds with what ran', () => {
+        const over = named('planExecute → record → executed → planExecuteTwo → responded ⇒ done')
+          .state.output;
+        expect(over).toMatchObject({ status: 'done', stopReason: 'max-tool-calls', rounds: 1 });
+        expect(over?.toolLogs).toEqual([RECORD]);
+        expect(over?.plans.map((p) => p.plan.executionCommands.length)).toEqual([1, 2]);
+      });
+
+      it('plans no more once it is spent', () => {
+        const spent = named(
+          'planExecuteTwo → record → secondRecord → executedTwo → responded ⇒ done',
+        ).state.output;
+        expect(spent).toMatchObject({ status: 'done', stopReason: 'max-tool-calls', rounds: 1 });
+        expect(spent?.toolLogs).toEqual([RECORD, SECOND_RECORD]);
+        expect(spent?.plans).toHaveLength(1);
+      });
+    });
+
     it('without a final response, converging ends the loop in done', async () => {
       const config = { ...PATH_CONFIG, respond: false };
       const path = simplePaths(toolLoopMachine, config).find(
@@ -311,6 +359,16 @@ describe(`tool-loop machine: ${paths.length} simple paths (${finalPaths.length} 
       });
       const properties = new Set(graphViolations(retrying).map((v) => v.property));
       expect(properties.has('plan-retry-bound')).toBe(true);
+    });
+
+    it('reports executing past maxToolCalls when the budget is ignored (H3)', () => {
+      const overspending = toolLoopMachine.provide({
+        guards: { isOverToolCallBudget: () => false, isToolCallBudgetSpent: () => false },
+      });
+      const properties = new Set(
+        graphViolations(overspending, TOOL_BUDGET_CONFIG).map((v) => v.property),
+      );
+      expect(properties).toContain('tool-call-bound');
     });
 
     it('reports executing never entered when shouldExecute never holds', () => {

@@ -236,6 +236,48 @@ describe('a chain run as spans', () => {
   });
 });
 
+describe('cost on spans (SPEC H3)', () => {
+  it('records statecraft.cost.usd on chat and agent spans of a priced chain, and nowhere else', async () => {
+    const t = tracing();
+    const model = new ScriptedModel(
+      [
+        {
+          toolCalls: [{ id: 'call_1', name: 'add', arguments: { a: 1, b: 2 } }],
+          usage: { inputTokens: 1_000, outputTokens: 100 },
+        },
+        {
+          text: 'It is 3.',
+          usage: { inputTokens: 2_000, outputTokens: 10, cachedInputTokens: 1_000 },
+        },
+      ],
+      { modelId: 'scripted-calc' },
+    );
+    const prices = { inputPerMillion: 10, cachedInputPerMillion: 5, outputPerMillion: 30 };
+    const chain = createChain({ model, tools: [add], name: 'priced', prices });
+
+    const run = await chain.invoke('What is 1 + 2?', {
+      observers: otelObserver({ tracer: t.tracer }),
+    });
+
+    const [first, second] = t.named('chat scripted-calc') as [ReadableSpan, ReadableSpan];
+    expect(first.attributes['statecraft.cost.usd']).toBeCloseTo(0.013, 12);
+    // 1,000 uncached at $10, 1,000 cached at $5, 10 out at $30.
+    expect(second.attributes['statecraft.cost.usd']).toBeCloseTo(0.0153, 12);
+    expect(t.one('invoke_agent priced').attributes['statecraft.cost.usd']).toBeCloseTo(
+      run.cost ?? Number.NaN,
+      12,
+    );
+    expect(t.one('execute_tool add').attributes).not.toHaveProperty('statecraft.cost.usd');
+
+    // Unpriced: no cost attribute at all.
+    const u = tracing();
+    await addingChain('unpriced').chain.invoke('What is 1 + 2?', {
+      observers: otelObserver({ tracer: u.tracer }),
+    });
+    for (const span of u.spans()) expect(span.attributes).not.toHaveProperty('statecraft.cost.usd');
+  });
+});
+
 describe('composed runs as one trace', () => {
   it('a sequence of two chains is one tree under an invoke_workflow span', async () => {
     const t = tracing();

@@ -42,6 +42,9 @@ describe('numeric options', () => {
     ['maxRounds', Number.NaN, 'NaN'],
     ['maxRounds', '3', '3'],
     ['maxRounds', Number.POSITIVE_INFINITY, 'Infinity'],
+    ['maxToolCalls', -1, '-1'],
+    ['maxToolCalls', 1.5, '1.5'],
+    ['maxToolCalls', '3', '3'],
     ['concurrency', 0, '0'],
     ['concurrency', -1, '-1'],
     ['concurrency', 2.5, '2.5'],
@@ -72,6 +75,8 @@ describe('numeric options', () => {
   it.each([
     ['maxRounds', 0],
     ['maxRounds', 5],
+    ['maxToolCalls', 0],
+    ['maxToolCalls', Number.POSITIVE_INFINITY],
     ['concurrency', 1],
     ['timeout', 0.5],
     ['planRetries', 0],
@@ -303,8 +308,8 @@ describe('the options object as a whole (SPEC Q4)', () => {
   });
 
   it('refuses an option the tool loop does not have', () => {
-    const error = errorForOption('maxToolCalls', 1);
-    expect(error.option).toBe('maxToolCalls');
+    const error = errorForOption('maxIterations', 1);
+    expect(error.option).toBe('maxIterations');
     expect(error.message).toContain('is not an option of createToolLoop');
   });
 
@@ -312,14 +317,14 @@ describe('the options object as a whole (SPEC Q4)', () => {
     const error = configErrorFor({
       model: unusedModel(),
       tools: [lookup],
-      maxToolCalls: 1,
+      maxIterations: 1,
       maxRounds: -1,
       instant: 'yes',
     });
-    expect(error.problems.map((p) => p.option)).toEqual(['maxToolCalls', 'maxRounds', 'instant']);
-    expect(error.option).toBe('maxToolCalls');
+    expect(error.problems.map((p) => p.option)).toEqual(['maxIterations', 'maxRounds', 'instant']);
+    expect(error.option).toBe('maxIterations');
     expect(error.message).toContain('3 invalid options for createToolLoop');
-    expect(error.message).toContain('`maxToolCalls`: is not an option of createToolLoop');
+    expect(error.message).toContain('`maxIterations`: is not an option of createToolLoop');
     expect(error.message).toContain('`maxRounds`: must be an integer >= 0; got -1');
     expect(error.message).toContain('`instant`: must be a boolean; got yes');
   });
@@ -338,6 +343,7 @@ describe('the options object as a whole (SPEC Q4)', () => {
       tools: [lookup],
       enabled: true,
       maxRounds: 2,
+      maxToolCalls: 4,
       concurrency: 2,
       timeout: 60_000,
       planRetries: 0,

@@ -40,6 +40,11 @@ describe('toJSON', () => {
     const idle = toJSON(chainMachine).states?.idle;
     expect(idle?.always).toEqual([
       { target: ['#chain.preparing'], guard: 'canThink' },
+      {
+        target: ['#chain.stopping'],
+        guard: 'shouldForceStopAtStart',
+        actions: [{ type: 'reachLimit', params: { limit: 'maxIterations' } }],
+      },
       { target: ['#chain.failed'], actions: ['failOnLimits'] },
     ]);
     const classifying = toJSON(triageMachine).states?.classifying;

@@ -9,28 +9,33 @@ import { ConfigError } from '../../errors.js';
 import type { ModelResponse } from '../../model/language-model.js';
 import type { PathsSpec } from '../machine-of.js';
 import { APPROVAL_EVENTS, approvalEvents } from './approval-events.js';
-import { PATH_CONFIG, PATH_CONFIGS, pathInput, walksApprovals } from './chain-configs.js';
+import {
+  ANSWER_TOKENS,
+  CHEAP_CALLS_TOKENS,
+  HUGE_TOKENS,
+  PATH_CONFIG,
+  PATH_CONFIGS,
+  pathInput,
+  TOOL_CALL_TOKENS,
+  usageOf,
+  walksApprovals,
+} from './chain-configs.js';
 
 // How `statecraft paths` walks the chain machine when it is given the bare machine (or a
 // Chain): small limits, the answers each effect may give, and one walk per way a run can end
-// at a limit (fail, 'force', 'generate', a returnDirect tool), so together they take every
-// transition. The project's own suite (test/machines/chain.paths.test.ts) walks the same
+// at a limit (fail, 'force', 'generate', a returnDirect tool, the budgets of SPEC H3), so
+// together they take every transition. The project's own suite (test/machines/chain.paths.test.ts) walks the same
 // ground with replays on real actors.
 
 type ChainSnapshot = ReturnType<typeof chainMachine.getInitialSnapshot>;
 
-const usage = (totalTokens: number) => ({
-  inputTokens: totalTokens - 5,
-  outputTokens: 5,
-  totalTokens,
-});
 const STOP = { unified: 'stop', raw: 'stop' } as const;
 const TOOL_CALLS = { unified: 'tool-calls', raw: 'tool_calls' } as const;
 const LOOKUP = { id: 'call_1', name: 'lookup', arguments: { q: 'France' } };
 
 const response = (content: ModelResponse['content'], tokens: number): ModelResponse => ({
   content,
-  usage: usage(tokens),
+  usage: usageOf(tokens),
   finishReason: content.some((part) => part.type === 'tool-call') ? TOOL_CALLS : STOP,
 });
 const tools = (success: boolean): ExecuteToolsOutput => ({
@@ -52,7 +57,7 @@ const EVENTS = {
         { type: 'text', text: 'Let me look that up.' },
         { type: 'tool-call', toolCall: LOOKUP },
       ],
-      60,
+      TOOL_CALL_TOKENS,
     ),
   },
   twoCalls: {
@@ -62,15 +67,32 @@ const EVENTS = {
         { type: 'tool-call', toolCall: LOOKUP },
         { type: 'tool-call', toolCall: { ...LOOKUP, id: 'call_2' } },
       ],
-      60,
+      TOOL_CALL_TOKENS,
+    ),
+  },
+  // Past maxToolCalls 1, with room for the final call (SPEC H3).
+  cheapCalls: {
+    type: 'callModel.done',
+    output: response(
+      [
+        { type: 'tool-call', toolCall: LOOKUP },
+        { type: 'tool-call', toolCall: { ...LOOKUP, id: 'call_2' } },
+      ],
+      CHEAP_CALLS_TOKENS,
     ),
   },
   callsOnly: {
     type: 'callModel.done',
-    output: response([{ type: 'tool-call', toolCall: LOOKUP }], 60),
+    output: response([{ type: 'tool-call', toolCall: LOOKUP }], TOOL_CALL_TOKENS),
   },
-  answer: { type: 'callModel.done', output: response([{ type: 'text', text: 'Paris.' }], 10) },
-  huge: { type: 'callModel.done', output: response([{ type: 'text', text: 'Paris…' }], 1000) },
+  answer: {
+    type: 'callModel.done',
+    output: response([{ type: 'text', text: 'Paris.' }], ANSWER_TOKENS),
+  },
+  huge: {
+    type: 'callModel.done',
+    output: response([{ type: 'text', text: 'Paris…' }], HUGE_TOKENS),
+  },
   modelError: { type: 'callModel.error', error: new Error('model unavailable') },
   configError: {
     type: 'callModel.error',
@@ -96,6 +118,7 @@ function chainEvents(snapshot: ChainSnapshot): ChainEvent[] {
     thinking: [
       EVENTS.toolCall,
       ...(direct ? [EVENTS.twoCalls] : []),
+      ...(snapshot.context.config.maxToolCalls === undefined ? [] : [EVENTS.cheapCalls]),
       EVENTS.answer,
       EVENTS.huge,
       EVENTS.modelError,
@@ -144,11 +167,18 @@ function serializeChainState(snapshot: ChainSnapshot): string {
 }
 
 const CONFIGS: Record<string, ChainConfig> = {
-  'maxIterations 2, maxTokens 100': PATH_CONFIGS.base,
+  'maxIterations 2, maxTokens 120': PATH_CONFIGS.base,
   'with maxExecutionTime, earlyStopping force': PATH_CONFIGS.force,
   'with maxExecutionTime, earlyStopping generate': PATH_CONFIGS.generate,
   'maxIterations 0 (fails at the start)': { ...PATH_CONFIG, maxIterations: 0 },
-  'with a returnDirect tool, maxTokens 60': PATH_CONFIGS.exactBudget,
+  'maxIterations 0, earlyStopping force (no model call)': {
+    ...PATH_CONFIG,
+    maxIterations: 0,
+    earlyStopping: 'force',
+  },
+  'with a returnDirect tool, maxTokens 61': PATH_CONFIGS.exactBudget,
+  'maxToolCalls 1, maxTokens checked before each call': PATH_CONFIGS.toolBudget,
+  'maxToolCalls 1, maxCost, earlyStopping generate': PATH_CONFIGS.costBudget,
   'with a tool that needs approval': PATH_CONFIGS.approval,
   'with a tool that needs approval, deadlines fail the run': PATH_CONFIGS.approvalFail,
 };

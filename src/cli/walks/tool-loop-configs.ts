@@ -20,6 +20,9 @@ export const PATH_CONFIG: ToolLoopConfig = {
   respond: true,
 };
 
+/** SPEC H3's walk: two commands per run; a plan of two then passes it after one has run. */
+export const TOOL_BUDGET_CONFIG: ToolLoopConfig = { ...PATH_CONFIG, maxToolCalls: 2 };
+
 export function pathInput(
   config: ToolLoopConfig = PATH_CONFIG,
   change: Partial<ToolLoopInput> = {},
@@ -45,6 +48,13 @@ const COMMAND = {
   todoSuggestion: 'Answer with it',
 };
 
+const SECOND_COMMAND = {
+  purpose: 'Find the largest city',
+  toolName: 'lookup',
+  toolKwargs: { q: 'largest city of France' },
+  todoSuggestion: 'Compare',
+};
+
 /** What the executor reports for the plan's one command. */
 export const RECORD: ToolExecutionRecord = {
   purpose: COMMAND.purpose,
@@ -57,11 +67,29 @@ export const RECORD: ToolExecutionRecord = {
   error: null,
 };
 
+/** What the executor reports for the second command of a plan of two. */
+export const SECOND_RECORD: ToolExecutionRecord = {
+  purpose: SECOND_COMMAND.purpose,
+  toolName: SECOND_COMMAND.toolName,
+  kwargs: SECOND_COMMAND.toolKwargs,
+  todoSuggestion: SECOND_COMMAND.todoSuggestion,
+  next: SECOND_COMMAND.todoSuggestion,
+  success: true,
+  result: 'Paris',
+  error: null,
+};
+
 /** The planner's answers: a command to run, a direct response, a plan with no tool, a malformed one. */
 export const PLANS = {
   execute: {
     raw: { nextAction: 'execute', executionCommands: [COMMAND] },
     usage: usageOf(30),
+    shortCircuited: false,
+  },
+  /** Two commands, offered only under maxToolCalls (SPEC H3). */
+  executeTwo: {
+    raw: { nextAction: 'execute', executionCommands: [COMMAND, SECOND_COMMAND] },
+    usage: usageOf(35),
     shortCircuited: false,
   },
   response: { raw: { nextAction: 'response' }, usage: usageOf(10), shortCircuited: true },

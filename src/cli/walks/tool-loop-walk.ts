@@ -5,11 +5,20 @@ import {
   toolLoopMachine,
 } from '../../../machines/tool-loop.js';
 import type { PathsSpec } from '../machine-of.js';
-import { PATH_CONFIG, PLANS, pathInput, RECORD, RESPONSE } from './tool-loop-configs.js';
+import {
+  PATH_CONFIG,
+  PLANS,
+  pathInput,
+  RECORD,
+  RESPONSE,
+  SECOND_RECORD,
+  TOOL_BUDGET_CONFIG,
+} from './tool-loop-configs.js';
 
 // How `statecraft paths` walks the tool-loop machine given the bare machine (or a ToolLoop):
 // two rounds, one retry of a malformed plan, a timeout and a final response; then the
-// configurations that take the other transitions (no response, planOnly, no tools, off).
+// configurations that take the other transitions (no response, planOnly, no tools, off,
+// maxToolCalls).
 // The machine's one invoked actor, `effects`, never answers here: the walk offers the answers
 // to what the active state requested as events (`plan.done`, `execute.record`, …). The
 // project's own suite is test/machines/tool-loop.paths.test.ts.
@@ -18,12 +27,15 @@ type ToolLoopSnapshot = ReturnType<typeof toolLoopMachine.getInitialSnapshot>;
 
 const EVENTS = {
   planExecute: { type: 'plan.done', output: PLANS.execute },
+  planExecuteTwo: { type: 'plan.done', output: PLANS.executeTwo },
   planResponse: { type: 'plan.done', output: PLANS.response },
   planNoCommands: { type: 'plan.done', output: PLANS.noCommands },
   planMalformed: { type: 'plan.done', output: PLANS.malformed },
   planError: { type: 'plan.error', error: new Error('planner unavailable') },
   record: { type: 'execute.record', index: 0, record: RECORD },
+  secondRecord: { type: 'execute.record', index: 1, record: SECOND_RECORD },
   executed: { type: 'execute.done', output: [RECORD] },
+  executedTwo: { type: 'execute.done', output: [RECORD, SECOND_RECORD] },
   executeError: { type: 'execute.error', error: new Error('executor crashed') },
   responded: { type: 'respond.done', output: RESPONSE },
   respondError: { type: 'respond.error', error: new Error('responder unavailable') },
@@ -34,13 +46,15 @@ const NAMES = new Map<EventObject, string>(Object.entries(EVENTS).map(([k, v]) =
 
 /**
  * The answers to the effect the active state requested, and ABORT while it plans. The
- * executor reports its one command's record before it is done, as the real one does.
+ * executor reports each command's record, in order, before it is done, as the real one does;
+ * under maxToolCalls the planner may plan two commands.
  */
 function loopEvents(snapshot: ToolLoopSnapshot): ToolLoopEvent[] {
   if (snapshot.status !== 'active') return [];
   if (snapshot.matches({ running: 'planning' })) {
     return [
       EVENTS.planExecute,
+      ...(snapshot.context.config.maxToolCalls === undefined ? [] : [EVENTS.planExecuteTwo]),
       EVENTS.planResponse,
       EVENTS.planNoCommands,
       EVENTS.planMalformed,
@@ -49,9 +63,11 @@ function loopEvents(snapshot: ToolLoopSnapshot): ToolLoopEvent[] {
     ];
   }
   if (snapshot.matches({ running: 'executing' })) {
-    return snapshot.context.roundRecords.length === 0
-      ? [EVENTS.record, EVENTS.executeError]
-      : [EVENTS.executed];
+    const commands = snapshot.context.plan?.executionCommands.length ?? 0;
+    const finished = snapshot.context.roundRecords.length;
+    if (finished === 0) return [EVENTS.record, EVENTS.executeError];
+    if (finished < commands) return [EVENTS.secondRecord];
+    return [commands === 2 ? EVENTS.executedTwo : EVENTS.executed];
   }
   if (snapshot.matches({ running: 'responding' })) {
     return [EVENTS.responded, EVENTS.respondError];
@@ -75,5 +91,6 @@ export function toolLoopWalks(machine: typeof toolLoopMachine = toolLoopMachine)
     walk('planOnly', { ...PATH_CONFIG, planOnly: true }),
     walk('no tools', PATH_CONFIG, false),
     walk('disabled (enabled: false)', { ...PATH_CONFIG, enabled: false }),
+    walk('maxToolCalls 2', TOOL_BUDGET_CONFIG),
   ];
 }
