@@ -308,8 +308,9 @@ export class ApprovalGate {
         if (this.#poll) clearTimeout(this.#poll);
         this.#poll = undefined;
         if (this.#waiters.size > 0 && this.#unwatch) {
+          // Not unref'd: a run that waits for a decision from another process is alive
+          // (the process must not quietly exit under it); parkForApproval lets it go instead.
           this.#poll = setTimeout(() => void this.#readInbox(), APPROVAL_POLL_MS);
-          this.#poll.unref?.();
         }
         this.#checkOnlyWaiting();
       });

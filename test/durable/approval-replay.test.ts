@@ -13,15 +13,18 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { storeWithPrefix, turnModel } from './helpers.js';
 
-function chainOf(
-  ran: string[],
-  options: { approvalTimeoutMs?: number; onApprovalTimeout?: 'fail' },
-) {
+type Options = { approvalTimeoutMs?: number; onApprovalTimeout?: 'fail' };
+
+function chainOf(ran: string[], options: Options) {
+  // With deadlines that fail the run, which of two calls waiting alike fails it first is a
+  // race: there only one call waits.
+  const waits = (table: string) =>
+    options.onApprovalTimeout === 'fail' ? table === 'users' : table !== 'scratch';
   const drop = defineTool({
     name: 'drop',
     description: 'Drops a table.',
     input: z.object({ table: z.string() }),
-    needsApproval: ({ table }) => table !== 'scratch',
+    needsApproval: ({ table }) => waits(table),
     execute: ({ table }, { toolCallId }) => {
       ran.push(toolCallId);
       return `dropped ${table}`;

@@ -47,6 +47,8 @@ function start(config: ApprovalChildConfig) {
     ]);
   return {
     child,
+    /** How it ended (a signal or exit code), however early. */
+    exited: output.exited,
     printed: (line: string) =>
       bounded(
         output.until((lines) => lines.includes(line), `'${line}'`),
@@ -77,7 +79,7 @@ async function killWhileWaiting(
     await sleep(10);
   }
   a.child.kill('SIGKILL');
-  await new Promise((resolve) => a.child.once('exit', resolve));
+  expect(await a.exited).toBe('SIGKILL');
 }
 
 const effects = (log: string) => readFileSync(log, 'utf8').trim().split('\n');
