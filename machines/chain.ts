@@ -19,14 +19,21 @@ import { ConfigError, InputError } from '../src/errors.js';
 import type { Message, ToolCall, ToolResult } from '../src/messages.js';
 import type { FinishReason, ModelResponse } from '../src/model/language-model.js';
 import { responseText, responseToolCalls } from '../src/model/language-model.js';
-import type {
-  ApprovalDecision,
-  ApprovalRequest,
-  ApprovalTimeoutPolicy,
-} from '../src/tools/approval.js';
-import { NO_DECISION_IN_TIME } from '../src/tools/approval.js';
+import type { ApprovalDecision, ApprovalTimeoutPolicy } from '../src/tools/approval.js';
 import { Transcript } from '../src/transcript.js';
 import { addUsage, type Usage, ZERO_USAGE } from '../src/usage.js';
+import {
+  type ApprovalEvent,
+  type Approvals,
+  approval,
+  approvalTimeoutMessage,
+  expiry,
+  isAwaiting,
+  NO_APPROVALS,
+  rejection,
+  withDecision,
+  withRequest,
+} from './approvals.js';
 import {
   budgetCrossed,
   type CallEstimate,
@@ -219,12 +226,8 @@ export type ValidationOutcome =
   | { readonly ok: false; readonly message: string };
 
 /** The calls of the step in progress that wait for a decision, and the run's decisions. */
-export interface ChainApprovals {
-  readonly awaiting: readonly ApprovalRequest[];
-  readonly decided: readonly ApprovalDecision[];
-}
+export type ChainApprovals = Approvals;
 
-const NO_APPROVALS: ChainApprovals = { awaiting: [], decided: [] };
 const NO_DUPLICATES: ChainContext['duplicates'] = { history: [], warned: [] };
 
 export interface ChainStep {
@@ -315,14 +318,8 @@ export type ChainEffectRequest =
 /** Events the chain reacts to: the effects' answers, and ABORT, APPROVE, REJECT from outside. */
 export type ChainEvent =
   | { readonly type: 'ABORT'; readonly reason?: string }
-  /** Approves a call that awaits a decision; any other call id is ignored. */
-  | { readonly type: 'APPROVE'; readonly callId: string }
-  /** Rejects a call that awaits a decision: the model reads the reason. */
-  | { readonly type: 'REJECT'; readonly callId: string; readonly reason?: string }
-  /** The host: a call of the tool step needs a decision before it runs. */
-  | { readonly type: 'approval.requested'; readonly request: ApprovalRequest }
-  /** The host: no decision came within the call's approvalTimeoutMs. */
-  | { readonly type: 'approval.timedOut'; readonly callId: string; readonly timeoutMs: number }
+  /** SPEC H2: the host asks, and a deadline passes; APPROVE / REJECT from outside. */
+  | ApprovalEvent
   | { readonly type: 'callModel.done'; readonly output: ModelResponse }
   | { readonly type: 'callModel.error'; readonly error: unknown }
   | { readonly type: 'executeTools.done'; readonly output: ExecuteToolsOutput }
@@ -478,7 +475,7 @@ export const chainMachine = setup({
     isRunningTools: or([stateIn('doing'), stateIn('awaitingApproval')]),
     // A decision counts for a call that waits for one; a second decision on it is ignored.
     isAwaitingDecision: ({ context, event }) =>
-      'callId' in event && context.approvals.awaiting.some((a) => a.callId === event.callId),
+      'callId' in event && isAwaiting(context.approvals, event.callId),
     hasNoPendingApprovals: ({ context }) => context.approvals.awaiting.length === 0,
     shouldFailOnApprovalTimeout: and([
       'isAwaitingDecision',
@@ -665,31 +662,23 @@ export const chainMachine = setup({
     reachLimit: assign((_, params: { limit: StopLimit }) => ({ limitReached: params.limit })),
     recordApprovalRequest: assign(({ context, event }) => {
       const { request } = event as Extract<ChainEvent, { type: 'approval.requested' }>;
-      return {
-        approvals: { ...context.approvals, awaiting: [...context.approvals.awaiting, request] },
-      };
+      return { approvals: withRequest(context.approvals, request) };
     }),
     recordDecision: assign(({ context }, params: { decision: ApprovalDecision }) => ({
-      approvals: {
-        awaiting: context.approvals.awaiting.filter((a) => a.callId !== params.decision.callId),
-        decided: [...context.approvals.decided, params.decision],
-      },
+      approvals: withDecision(context.approvals, params.decision),
     })),
     // The host journals the decision and runs, or answers, the call.
     forwardDecision: sendTo('effects', (_, params: { decision: ApprovalDecision }) => ({
       type: 'decide' as const,
       decision: params.decision,
     })),
-    failOnApprovalTimeout: assign(({ context }, params: { callId: string; timeoutMs: number }) => {
-      const request = context.approvals.awaiting.find((a) => a.callId === params.callId);
-      return {
-        failure: {
-          code: 'TIMEOUT' as const,
-          message: `No decision on tool call ${params.callId} ('${request?.tool ?? 'unknown'}') within its approvalTimeoutMs (${params.timeoutMs} ms)`,
-          limit: params.timeoutMs,
-        },
-      };
-    }),
+    failOnApprovalTimeout: assign(({ context }, params: { callId: string; timeoutMs: number }) => ({
+      failure: {
+        code: 'TIMEOUT' as const,
+        message: approvalTimeoutMessage(context.approvals, params),
+        limit: params.timeoutMs,
+      },
+    })),
     // The budget the next call would cross stops the run (SPEC H3).
     reachBudgetLimit: assign(({ context }) => ({
       limitReached: nextCallCrosses(context) ?? 'maxTokens',
@@ -988,11 +977,11 @@ export const chainMachine = setup({
           actions: [
             {
               type: 'recordDecision',
-              params: ({ event }) => ({ decision: { callId: event.callId, approved: true } }),
+              params: ({ event }) => ({ decision: approval(event) }),
             },
             {
               type: 'forwardDecision',
-              params: ({ event }) => ({ decision: { callId: event.callId, approved: true } }),
+              params: ({ event }) => ({ decision: approval(event) }),
             },
           ],
         },
@@ -1199,17 +1188,6 @@ function checkMachineInput(input: unknown): asserts input is ChainInput {
       "The chain machine needs the input chain.input(...) makes ({ config, messages }): invoke it with `input: ({ context }) => chain.input('…')`",
     );
   }
-}
-
-function rejection(event: { readonly callId: string; readonly reason?: string }): ApprovalDecision {
-  return event.reason
-    ? { callId: event.callId, approved: false, reason: event.reason }
-    : { callId: event.callId, approved: false };
-}
-
-/** A call whose deadline passed without a decision: rejected, and the model is told why. */
-function expiry(event: { readonly callId: string }): ApprovalDecision {
-  return { callId: event.callId, approved: false, reason: NO_DECISION_IN_TIME, timedOut: true };
 }
 
 function iterationLimitFailure(context: ChainContext): ChainFailure {

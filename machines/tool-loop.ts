@@ -5,13 +5,20 @@ import { type Convergence, converge } from '../src/tool-loop/converge.js';
 import { normalizePlan, type Plan, type ToolCommand } from '../src/tool-loop/plan.js';
 import type { PlannerContext } from '../src/tool-loop/planner-context.js';
 import type { ToolExecutionRecord } from '../src/tool-loop/records.js';
-import {
-  type ApprovalDecision,
-  type ApprovalRequest,
-  type ApprovalTimeoutPolicy,
-  NO_DECISION_IN_TIME,
-} from '../src/tools/approval.js';
+import type { ApprovalDecision, ApprovalTimeoutPolicy } from '../src/tools/approval.js';
 import { addUsage, type Usage, ZERO_USAGE } from '../src/usage.js';
+import {
+  type ApprovalEvent,
+  type Approvals,
+  approval,
+  approvalTimeoutMessage,
+  expiry,
+  isAwaiting,
+  NO_APPROVALS,
+  rejection,
+  withDecision,
+  withRequest,
+} from './approvals.js';
 
 // The tool loop (seed 001): a planner plans a round of tool commands, an executor runs them
 // concurrently, rounds repeat until the planner answers or a stop condition holds (SPEC T7);
@@ -123,12 +130,7 @@ export interface ToolLoopFailure {
 }
 
 /** The commands of the round in progress that wait for a decision, and the run's decisions. */
-export interface ToolLoopApprovals {
-  readonly awaiting: readonly ApprovalRequest[];
-  readonly decided: readonly ApprovalDecision[];
-}
-
-const NO_APPROVALS: ToolLoopApprovals = { awaiting: [], decided: [] };
+export type ToolLoopApprovals = Approvals;
 
 /**
  * 18 top-level keys: keep it under 20 (see ChainContext: XState's assign copies the context,
@@ -194,14 +196,8 @@ export type ToolLoopEffectRequest =
 /** Events the loop reacts to: the effects' answers, and ABORT, APPROVE, REJECT from outside. */
 export type ToolLoopEvent =
   | { readonly type: 'ABORT'; readonly reason?: string }
-  /** Approves a command that awaits a decision (by its call id); any other id is ignored. */
-  | { readonly type: 'APPROVE'; readonly callId: string }
-  /** Rejects a command that awaits a decision: the planner reads the reason in its record. */
-  | { readonly type: 'REJECT'; readonly callId: string; readonly reason?: string }
-  /** The host: a command of the round needs a decision before it runs. */
-  | { readonly type: 'approval.requested'; readonly request: ApprovalRequest }
-  /** The host: no decision came within the command's approvalTimeoutMs. */
-  | { readonly type: 'approval.timedOut'; readonly callId: string; readonly timeoutMs: number }
+  /** SPEC H2: the host asks, and a deadline passes; APPROVE / REJECT from outside. */
+  | ApprovalEvent
   | { readonly type: 'plan.done'; readonly output: PlanOutcome }
   | { readonly type: 'plan.error'; readonly error: unknown }
   | {
@@ -270,7 +266,7 @@ export const toolLoopMachine = setup({
     hasTimeout: ({ context }) => context.config.timeout !== undefined,
     // A decision counts for a command that waits for one; a second decision on it is ignored.
     isAwaitingDecision: ({ context, event }) =>
-      'callId' in event && context.approvals.awaiting.some((a) => a.callId === event.callId),
+      'callId' in event && isAwaiting(context.approvals, event.callId),
     hasNoPendingApprovals: ({ context }) => context.approvals.awaiting.length === 0,
     shouldFailOnApprovalTimeout: and([
       'isAwaitingDecision',
@@ -314,31 +310,23 @@ export const toolLoopMachine = setup({
     })),
     recordApprovalRequest: assign(({ context, event }) => {
       const { request } = event as Extract<ToolLoopEvent, { type: 'approval.requested' }>;
-      return {
-        approvals: { ...context.approvals, awaiting: [...context.approvals.awaiting, request] },
-      };
+      return { approvals: withRequest(context.approvals, request) };
     }),
     recordDecision: assign(({ context }, params: { decision: ApprovalDecision }) => ({
-      approvals: {
-        awaiting: context.approvals.awaiting.filter((a) => a.callId !== params.decision.callId),
-        decided: [...context.approvals.decided, params.decision],
-      },
+      approvals: withDecision(context.approvals, params.decision),
     })),
     // The host journals the decision and runs, or records as rejected, the command.
     forwardDecision: sendTo('effects', (_, params: { decision: ApprovalDecision }) => ({
       type: 'decide' as const,
       decision: params.decision,
     })),
-    failOnApprovalTimeout: assign(({ context }, params: { callId: string; timeoutMs: number }) => {
-      const request = context.approvals.awaiting.find((a) => a.callId === params.callId);
-      return {
-        failure: {
-          code: 'TIMEOUT' as const,
-          message: `No decision on tool call ${params.callId} ('${request?.tool ?? 'unknown'}') within its approvalTimeoutMs (${params.timeoutMs} ms)`,
-          limit: params.timeoutMs,
-        },
-      };
-    }),
+    failOnApprovalTimeout: assign(({ context }, params: { callId: string; timeoutMs: number }) => ({
+      failure: {
+        code: 'TIMEOUT' as const,
+        message: approvalTimeoutMessage(context.approvals, params),
+        limit: params.timeoutMs,
+      },
+    })),
     stopWith: assign((_, params: { reason: StopReason }) => ({ stopReason: params.reason })),
     recordPlan: assign(({ context }, params: { outcome: PlanOutcome }) => {
       const plan = normalizePlan(params.outcome.raw);
@@ -575,11 +563,11 @@ export const toolLoopMachine = setup({
               actions: [
                 {
                   type: 'recordDecision',
-                  params: ({ event }) => ({ decision: { callId: event.callId, approved: true } }),
+                  params: ({ event }) => ({ decision: approval(event) }),
                 },
                 {
                   type: 'forwardDecision',
-                  params: ({ event }) => ({ decision: { callId: event.callId, approved: true } }),
+                  params: ({ event }) => ({ decision: approval(event) }),
                 },
               ],
             },
@@ -675,17 +663,6 @@ export const toolLoopMachine = setup({
     };
   },
 });
-
-function rejection(event: { readonly callId: string; readonly reason?: string }): ApprovalDecision {
-  return event.reason
-    ? { callId: event.callId, approved: false, reason: event.reason }
-    : { callId: event.callId, approved: false };
-}
-
-/** A command whose deadline passed without a decision: rejected, and the planner is told why. */
-function expiry(event: { readonly callId: string }): ApprovalDecision {
-  return { callId: event.callId, approved: false, reason: NO_DECISION_IN_TIME, timedOut: true };
-}
 
 /** The records of a round that did not finish, in command order. */
 function finishedOfRound(context: ToolLoopContext): ToolExecutionRecord[] {

@@ -1,5 +1,6 @@
 import type { ChainApprovals } from '../../machines/chain.js';
 import type { StreamPart } from '../model/language-model.js';
+import { approvalStreamEvents } from './approval-stream-events.js';
 import type { ChainSnapshot, PartListener } from './chain-run-resources.js';
 import type { ChainStreamEvent } from './create-chain.js';
 import type { EventQueue } from './event-queue.js';
@@ -35,15 +36,7 @@ export function chainStreamEvents<T>(queue: EventQueue<ChainStreamEvent<T>>): {
       }
     }
     const { approvals } = context;
-    if (approvals !== last?.approvals) {
-      const asked = new Set(last?.approvals.awaiting.map((a) => a.callId));
-      for (const request of approvals.awaiting) {
-        if (!asked.has(request.callId)) queue.push({ type: 'approval-requested', request });
-      }
-      for (const decision of approvals.decided.slice(last?.approvals.decided.length ?? 0)) {
-        queue.push({ type: 'approval-decided', decision });
-      }
-    }
+    for (const event of approvalStreamEvents(last?.approvals, approvals)) queue.push(event);
     if (value !== last?.value) {
       queue.push({ type: 'state', state: value });
       if (value === 'doing' && last?.value !== 'awaitingApproval')

@@ -25,10 +25,11 @@ import {
   type StructuredOutput,
   structuredOutput,
 } from '../structured/output-schema.js';
-import type { ApprovalDecision, ApprovalRequest, ApprovalRunOptions } from '../tools/approval.js';
+import type { ApprovalRunOptions } from '../tools/approval.js';
 import type { RemoteToolExecutor } from '../tools/remote-executor.js';
 import type { ToolCallHooks } from '../tools/tool-hooks.js';
 import type { Usage } from '../usage.js';
+import type { ApprovalStreamEvent } from './approval-stream-events.js';
 import { answerValidator } from './chain-answer-validation.js';
 import { chainEffects } from './chain-effects.js';
 import { type ChainOptions, chainConfig } from './chain-options.js';
@@ -94,8 +95,7 @@ export type ChainStreamEvent<T = unknown> =
   | { readonly type: 'tool-result'; readonly result: ToolResult }
   | { readonly type: 'warning'; readonly kind: 'iterations' | 'tokens'; readonly text: string }
   /** A call waits for a decision (SPEC H2); `approval-decided` follows when it is taken. */
-  | { readonly type: 'approval-requested'; readonly request: ApprovalRequest }
-  | { readonly type: 'approval-decided'; readonly decision: ApprovalDecision }
+  | ApprovalStreamEvent
   | {
       readonly type: 'final';
       readonly output: ChainOutput;

@@ -17,9 +17,10 @@ import type { BatchResult } from '../runnable/batch.js';
 import type { Plan } from '../tool-loop/plan.js';
 import { planResponseFormat } from '../tool-loop/planner-context.js';
 import type { ToolExecutionRecord } from '../tool-loop/records.js';
-import type { ApprovalDecision, ApprovalRequest, ApprovalRunOptions } from '../tools/approval.js';
+import type { ApprovalRunOptions } from '../tools/approval.js';
 import type { ToolCallHooks } from '../tools/tool-hooks.js';
 import type { Usage } from '../usage.js';
+import type { ApprovalStreamEvent } from './approval-stream-events.js';
 import type { DurableActorInput, DurableRunOptions } from './durable-run.js';
 import type { RunDetails } from './run-details.js';
 import { RunHost } from './run-host.js';
@@ -101,8 +102,7 @@ export type ToolLoopStreamEvent =
     }
   | { readonly type: 'text-delta'; readonly delta: string }
   /** A command waits for a decision (SPEC H2); `approval-decided` follows when it is taken. */
-  | { readonly type: 'approval-requested'; readonly request: ApprovalRequest }
-  | { readonly type: 'approval-decided'; readonly decision: ApprovalDecision }
+  | ApprovalStreamEvent
   | {
       readonly type: 'final';
       readonly output: ToolLoopOutput;

@@ -229,7 +229,16 @@ export class RunHost<K extends RunTypes> implements EffectsHost<K['resources']> 
         : input,
       ...(inspect && { inspect }),
     });
-    const resources = kind.resources(recorder, listener, journal, runOptions);
+    let resources: K['resources'];
+    try {
+      resources = kind.resources(recorder, listener, journal, runOptions);
+    } catch (error) {
+      // Run options the run cannot take (an approve that is no function): nothing ran, and
+      // the run's journal is let go for a run that can.
+      recorder.observation?.failed(error);
+      await journal?.close();
+      throw error;
+    }
     this.#registry.register(actor.system, resources);
     // Observers see every macrostep; unobserved runs subscribe only when streamed, as before.
     const { observation } = recorder;

@@ -3,7 +3,6 @@ import type { LocalToolRegistry } from '../../adapters/tools/local-registry.js';
 import type { ExecuteToolsOutput } from '../../machines/chain.js';
 import { failedToolResult, type ToolCall, type ToolResult } from '../messages.js';
 import type { ToolSpec } from '../model/language-model.js';
-import type { ApprovalDecision } from '../tools/approval.js';
 import { DEADLINE, deadlineAfter } from '../tools/deadline.js';
 import type { InvalidToolCallPolicy } from '../tools/invalid-tool-call.js';
 import { ABORTED, raceAbort } from '../tools/race-abort.js';
@@ -23,7 +22,7 @@ import {
   ToolHookError,
   type ToolHooks,
 } from '../tools/tool-hooks.js';
-import type { ApprovalGate } from './approval-gate.js';
+import { type ApprovalGate, approvedCall } from './approval-gate.js';
 import { isAsyncIterable } from './async-iterable.js';
 import type { ApprovedCall, ResumedCall } from './run-details.js';
 import type { ToolCallJournal } from './tool-call-journal.js';
@@ -439,14 +438,4 @@ export class RunTools {
       ...(invalidToolCall !== undefined && { invalidToolCall }),
     });
   }
-}
-
-/** A decision as details() shows it on its call. */
-function approvedCall(decision: ApprovalDecision, waitedMs = 0): ApprovedCall {
-  return {
-    approved: decision.approved,
-    ...(decision.reason !== undefined && { reason: decision.reason }),
-    ...(decision.timedOut && { timedOut: true as const }),
-    waitedMs: Math.round(waitedMs * 10) / 10,
-  };
 }

@@ -1,4 +1,5 @@
 import type { ToolLoopApprovals } from '../../machines/tool-loop.js';
+import { approvalStreamEvents } from './approval-stream-events.js';
 import type { ToolLoopStreamEvent } from './create-tool-loop.js';
 import type { EventQueue } from './event-queue.js';
 import type { DeltaListener, ToolLoopSnapshot } from './tool-loop-run-resources.js';
@@ -33,15 +34,7 @@ export function toolLoopStreamEvents(queue: EventQueue<ToolLoopStreamEvent>): {
       queue.push({ type: 'record', roundIndex: context.roundIndex, index, record });
     }
     const { approvals } = context;
-    if (approvals !== last?.approvals) {
-      const asked = new Set(last?.approvals.awaiting.map((a) => a.callId));
-      for (const request of approvals.awaiting) {
-        if (!asked.has(request.callId)) queue.push({ type: 'approval-requested', request });
-      }
-      for (const decision of approvals.decided.slice(last?.approvals.decided.length ?? 0)) {
-        queue.push({ type: 'approval-decided', decision });
-      }
-    }
+    for (const event of approvalStreamEvents(last?.approvals, approvals)) queue.push(event);
     if (state !== last?.state) {
       if (state === 'running.planning' && context.planAttempts === 0) {
         queue.push({ type: 'round-started', roundIndex: context.roundIndex });

@@ -3,6 +3,9 @@
 // callback, from approvals(store) in any process, from an app machine's event, or from its
 // deadline. Approved calls run; rejected ones answer the model with the reason; the step's
 // other calls are not held up.
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import {
   ApprovalPendingError,
   approvals,
@@ -10,6 +13,7 @@ import {
   ConfigError,
   createChain,
   defineTool,
+  fileStore,
   memoryStore,
   TimeoutError,
 } from 'statecraft';
@@ -256,6 +260,30 @@ describe('approval options', () => {
         needsApproval: 'yes' as never,
       }),
     ).toThrow(/needsApproval must be true, false or a function/);
+  });
+});
+
+describe('a durable run refused for its approval options', () => {
+  it('lets its journal go: the same run id can be taken up at once with options that work', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'statecraft-approve-'));
+    try {
+      const store = fileStore(dir);
+      const ran: string[] = [];
+      const chain = createChain({
+        model: script([{ id: 'c1', name: 'drop_table', arguments: { table: 'tmp' } }]),
+        tools: tools(ran),
+      });
+      await expect(
+        chain.invoke('Clean', { runId: 'r', store, approve: 'yes' as never }),
+      ).rejects.toThrow(/`approve`: must be a function/);
+      // Its lock is gone: another process could take the run up now.
+      expect(existsSync(path.join(dir, 'r.lock'))).toBe(false);
+      const result = await chain.invoke('Clean', { runId: 'r', store, approve: () => true });
+      expect(result.text).toBe('done');
+      expect(ran).toEqual(['drop tmp']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -1,0 +1,70 @@
+import type { ApprovalDecision, ApprovalRequest } from '../src/tools/approval.js';
+import { NO_DECISION_IN_TIME } from '../src/tools/approval.js';
+
+// SPEC H2 as both machines keep it (chain.ts, tool-loop.ts): the calls of the step in
+// progress that wait for a decision, and every decision of the run; the events that change
+// them; and what each event decides. Pure, like the machines.
+
+/** The calls of the step in progress that wait for a decision, and the run's decisions. */
+export interface Approvals {
+  readonly awaiting: readonly ApprovalRequest[];
+  readonly decided: readonly ApprovalDecision[];
+}
+
+export const NO_APPROVALS: Approvals = { awaiting: [], decided: [] };
+
+/** The approval events a machine takes: the host's two, and people's two. */
+export type ApprovalEvent =
+  /** The host: a call of the step needs a decision before it runs. */
+  | { readonly type: 'approval.requested'; readonly request: ApprovalRequest }
+  /** The host: no decision came within the call's approvalTimeoutMs. */
+  | { readonly type: 'approval.timedOut'; readonly callId: string; readonly timeoutMs: number }
+  /** Approves a call that awaits a decision; any other call id is ignored. */
+  | { readonly type: 'APPROVE'; readonly callId: string }
+  /** Rejects a call that awaits a decision: the model reads the reason. */
+  | { readonly type: 'REJECT'; readonly callId: string; readonly reason?: string };
+
+/** `approvals` with one more call waiting. */
+export function withRequest(approvals: Approvals, request: ApprovalRequest): Approvals {
+  return { ...approvals, awaiting: [...approvals.awaiting, request] };
+}
+
+/** `approvals` once `decision` is taken: its call no longer waits. */
+export function withDecision(approvals: Approvals, decision: ApprovalDecision): Approvals {
+  return {
+    awaiting: approvals.awaiting.filter((a) => a.callId !== decision.callId),
+    decided: [...approvals.decided, decision],
+  };
+}
+
+/** Whether `callId` waits for a decision: only then does one count. */
+export function isAwaiting(approvals: Approvals, callId: string): boolean {
+  return approvals.awaiting.some((a) => a.callId === callId);
+}
+
+export function approval(event: { readonly callId: string }): ApprovalDecision {
+  return { callId: event.callId, approved: true };
+}
+
+export function rejection(event: {
+  readonly callId: string;
+  readonly reason?: string;
+}): ApprovalDecision {
+  return event.reason
+    ? { callId: event.callId, approved: false, reason: event.reason }
+    : { callId: event.callId, approved: false };
+}
+
+/** A call whose deadline passed without a decision: rejected, and the model is told why. */
+export function expiry(event: { readonly callId: string }): ApprovalDecision {
+  return { callId: event.callId, approved: false, reason: NO_DECISION_IN_TIME, timedOut: true };
+}
+
+/** What a run that a call's deadline fails says (onApprovalTimeout 'fail'). */
+export function approvalTimeoutMessage(
+  approvals: Approvals,
+  event: { readonly callId: string; readonly timeoutMs: number },
+): string {
+  const request = approvals.awaiting.find((a) => a.callId === event.callId);
+  return `No decision on tool call ${event.callId} ('${request?.tool ?? 'unknown'}') within its approvalTimeoutMs (${event.timeoutMs} ms)`;
+}
