@@ -8,7 +8,11 @@ import {
   type ExecuteToolsOutput,
 } from '../../machines/chain.js';
 import { answerText, conclusionNote } from '../../machines/early-stopping.js';
-import { APPROVAL_EVENTS, approvalEvents } from '../../src/cli/walks/approval-events.js';
+import {
+  APPROVAL_EVENTS,
+  approvalEvents,
+  chainPhase,
+} from '../../src/cli/walks/approval-events.js';
 import {
   ANSWER_TOKENS,
   CHEAP_CALLS_TOKENS,
@@ -216,7 +220,9 @@ export function chainEvents(snapshot: ChainSnapshot): ChainPathEvent[] {
   };
   const timer = config.maxExecutionTime === undefined ? [] : [EVENTS.timeLimit];
   const state = String(snapshot.value);
-  const approvals = walksApprovals(config) ? approvalEvents(state, snapshot.context) : [];
+  const approvals = walksApprovals(config)
+    ? approvalEvents(chainPhase(state), snapshot.context.approvals)
+    : [];
   return [...approvals, ...(answers[state] ?? []), ...timer, EVENTS.abort];
 }
 

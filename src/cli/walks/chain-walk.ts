@@ -8,7 +8,7 @@ import {
 import { ConfigError } from '../../errors.js';
 import type { ModelResponse } from '../../model/language-model.js';
 import type { PathsSpec } from '../machine-of.js';
-import { APPROVAL_EVENTS, approvalEvents } from './approval-events.js';
+import { APPROVAL_EVENTS, approvalEvents, chainPhase } from './approval-events.js';
 import {
   ANSWER_TOKENS,
   CHEAP_CALLS_TOKENS,
@@ -144,7 +144,7 @@ function chainEvents(snapshot: ChainSnapshot): ChainEvent[] {
   };
   const state = String(snapshot.value);
   const approvals = walksApprovals(snapshot.context.config)
-    ? approvalEvents(state, snapshot.context)
+    ? approvalEvents(chainPhase(state), snapshot.context.approvals)
     : [];
   return [...approvals, ...(answers[state] ?? [])];
 }

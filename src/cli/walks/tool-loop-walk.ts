@@ -5,6 +5,7 @@ import {
   toolLoopMachine,
 } from '../../../machines/tool-loop.js';
 import type { PathsSpec } from '../machine-of.js';
+import { APPROVAL_EVENTS, approvalEvents } from './approval-events.js';
 import {
   PATH_CONFIG,
   PLANS,
@@ -40,7 +41,16 @@ const EVENTS = {
   responded: { type: 'respond.done', output: RESPONSE },
   respondError: { type: 'respond.error', error: new Error('responder unavailable') },
   abort: { type: 'ABORT', reason: 'user cancelled' },
+  ...APPROVAL_EVENTS,
 } as const satisfies Record<string, ToolLoopEvent>;
+
+/** One round, no retry: approvals multiply the paths. */
+const APPROVAL_WALK: ToolLoopConfig = {
+  ...PATH_CONFIG,
+  maxRounds: 1,
+  planRetries: 0,
+  approvalTimeout: 'reject',
+};
 
 const NAMES = new Map<EventObject, string>(Object.entries(EVENTS).map(([k, v]) => [v, k]));
 
@@ -51,6 +61,24 @@ const NAMES = new Map<EventObject, string>(Object.entries(EVENTS).map(([k, v]) =
  */
 function loopEvents(snapshot: ToolLoopSnapshot): ToolLoopEvent[] {
   if (snapshot.status !== 'active') return [];
+  const { context } = snapshot;
+  // SPEC H2, in walks whose config names a deadline policy: before the round's first record.
+  const approvals =
+    context.config.approvalTimeout === undefined
+      ? []
+      : approvalEvents(
+          snapshot.matches({ running: 'awaitingApproval' })
+            ? 'awaiting'
+            : snapshot.matches({ running: 'executing' }) && context.roundRecords.length === 0
+              ? 'tools'
+              : 'elsewhere',
+          context.approvals,
+        );
+  if (snapshot.matches({ running: 'awaitingApproval' })) {
+    // The round's other command may finish meanwhile; the host may break.
+    const record = context.roundRecords.length === 0 ? [EVENTS.record] : [];
+    return [...approvals, ...record, EVENTS.executeError];
+  }
   if (snapshot.matches({ running: 'planning' })) {
     return [
       EVENTS.planExecute,
@@ -65,7 +93,7 @@ function loopEvents(snapshot: ToolLoopSnapshot): ToolLoopEvent[] {
   if (snapshot.matches({ running: 'executing' })) {
     const commands = snapshot.context.plan?.executionCommands.length ?? 0;
     const finished = snapshot.context.roundRecords.length;
-    if (finished === 0) return [EVENTS.record, EVENTS.executeError];
+    if (finished === 0) return [...approvals, EVENTS.record, EVENTS.executeError];
     if (finished < commands) return [EVENTS.secondRecord];
     return [commands === 2 ? EVENTS.executedTwo : EVENTS.executed];
   }
@@ -92,5 +120,10 @@ export function toolLoopWalks(machine: typeof toolLoopMachine = toolLoopMachine)
     walk('no tools', PATH_CONFIG, false),
     walk('disabled (enabled: false)', { ...PATH_CONFIG, enabled: false }),
     walk('maxToolCalls 2', TOOL_BUDGET_CONFIG),
+    walk('a tool that needs approval, 1 round', APPROVAL_WALK),
+    walk('a tool that needs approval, deadlines fail the run', {
+      ...APPROVAL_WALK,
+      approvalTimeout: 'fail',
+    }),
   ];
 }
