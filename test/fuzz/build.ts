@@ -141,11 +141,7 @@ export function chainOptions(
   return {
     model: fuzzModel(scripted, (i) => turnAt(i + from.modelCalls).usage),
     tools: withApprovals(buildTools(s.tools, open, log), o.approvals),
-    ...(o.approvals === 'deadline' && { approvalTimeoutMs: APPROVAL_DEADLINE_MS }),
-    ...(o.approvals === 'deadlineFail' && {
-      approvalTimeoutMs: APPROVAL_DEADLINE_MS,
-      onApprovalTimeout: 'fail' as const,
-    }),
+    ...approvalDeadline(o.approvals),
     ...(o.maxIterations !== undefined && { maxIterations: o.maxIterations }),
     ...(o.maxTokens !== undefined && { maxTokens: o.maxTokens }),
     ...(o.maxToolCalls !== undefined && { maxToolCalls: o.maxToolCalls }),
@@ -305,7 +301,8 @@ export function loopOptions(
   return {
     ...(usesModel && { model: fuzzModel(scripted, (i) => usageOf.get(i) ?? 'default') }),
     ...(s.planner === 'function' && { planner }),
-    tools: buildTools(s.tools, open, log),
+    tools: withApprovals(buildTools(s.tools, open, log), o.approvals),
+    ...approvalDeadline(o.approvals),
     respond,
     ...(o.maxRounds !== undefined && { maxRounds: o.maxRounds }),
     ...(o.maxToolCalls !== undefined && { maxToolCalls: o.maxToolCalls }),
@@ -327,6 +324,15 @@ const oddCall = (call: ToolCall) =>
 /** How long a call waits for a decision under the deadline scenarios. */
 const APPROVAL_DEADLINE_MS = 4;
 
+/** The deadline options of the deadline scenarios. */
+function approvalDeadline(approvals: ApprovalsData | undefined) {
+  if (approvals === 'deadline') return { approvalTimeoutMs: APPROVAL_DEADLINE_MS };
+  if (approvals === 'deadlineFail') {
+    return { approvalTimeoutMs: APPROVAL_DEADLINE_MS, onApprovalTimeout: 'fail' as const };
+  }
+  return {};
+}
+
 /** Tools whose calls need approval when what they ask is odd (see oddCall), for SPEC H2. */
 function withApprovals(tools: AnyTool[], approvals: ApprovalsData | undefined): AnyTool[] {
   if (approvals === undefined || approvals === 'none') return tools;
@@ -342,7 +348,7 @@ function withApprovals(tools: AnyTool[], approvals: ApprovalsData | undefined): 
  * or leaves every call to its deadline.
  */
 export function runOptionsOf(s: Scenario): { readonly approve?: ApproveCallback } {
-  const approvals = s.kind === 'chain' ? s.options.approvals : undefined;
+  const { approvals } = s.options;
   if (approvals === undefined || approvals === 'none') return {};
   if (approvals !== 'decide') return { approve: () => undefined };
   return {

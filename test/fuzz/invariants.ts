@@ -343,7 +343,7 @@ function checkTyped(s: Scenario, error: unknown, state: ModelState, fail: Fail):
   } else if (TimeoutError.isInstance(error)) {
     const limit = s.kind === 'chain' ? s.options.maxExecutionTime : s.options.timeout;
     // A call's approval deadline fails the run under onApprovalTimeout 'fail' (SPEC H2).
-    const approvalDeadline = s.kind === 'chain' && s.options.approvals === 'deadlineFail';
+    const approvalDeadline = s.options.approvals === 'deadlineFail';
     if (limit === undefined && !approvalDeadline)
       fail('typed-outcome', `TimeoutError without a time limit: ${message}`);
   } else if (ModelError.isInstance(error)) {

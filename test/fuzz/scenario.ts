@@ -103,7 +103,6 @@ export type ApprovalsData = 'none' | 'decide' | 'deadline' | 'deadlineFail';
 export interface ToolControlData {
   readonly hooks: Hooks;
   readonly invalidToolCall: InvalidCalls;
-  /** Chains only (tool loops: undefined). */
   readonly approvals?: ApprovalsData;
 }
 
@@ -525,6 +524,7 @@ export const loopScenarioArb: fc.Arbitrary<LoopScenario> = fc
         instant: fc.boolean(),
         hooks: hooksArb,
         invalidToolCall: invalidCallsArb,
+        approvals: approvalsArb,
       },
       { requiredKeys: [] },
     ),
