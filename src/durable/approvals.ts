@@ -27,8 +27,9 @@ export interface Approvals {
   /** The calls waiting for a decision, of one run or of every run in the store. */
   list(runId?: string): Promise<readonly PendingApproval[]>;
   /**
-   * Approves a waiting call. Resolves true when this decision counts, false when the call was
-   * decided before (by anyone, or by its deadline) or its run has ended. A call id the run
+   * Approves a waiting call. Resolves true when the decision is recorded and no earlier one was
+   * (two deciders at the same instant may both see true: the first posted counts), false when
+   * the call was decided before (by anyone, or its deadline passed) or its run has ended. A call id the run
    * never asked about is a JournalError `unknown-call`; an unknown run, `unknown-run`.
    */
   approve(runId: string, callId: string): Promise<boolean>;
@@ -46,28 +47,55 @@ interface DecisionMessage extends JournalEntry {
   readonly at: number;
 }
 
-/** The decisions waiting in a run's inbox, first one per call only, in the order posted. */
-export function postedDecisions(messages: readonly JournalEntry[]): ApprovalDecision[] {
-  const seen = new Set<string>();
-  const decisions: ApprovalDecision[] = [];
+/** A decision from a run's inbox, and when it was posted (epoch milliseconds). */
+export interface PostedDecision {
+  readonly decision: ApprovalDecision;
+  readonly at: number;
+}
+
+/**
+ * The decision in a run's inbox on the call `request` asks about: the first one posted since
+ * the request (an earlier one was about an earlier call the model gave the same id), and,
+ * under a deadline, none when the first came after it (too late).
+ */
+export function postedDecision(
+  messages: readonly JournalEntry[],
+  request: { readonly callId: string; readonly at: number; readonly deadline?: number },
+): PostedDecision | undefined {
   for (const message of messages) {
-    if (!isDecisionMessage(message) || seen.has(message.callId)) continue;
-    seen.add(message.callId);
-    decisions.push({
-      callId: message.callId,
-      approved: message.approved,
-      ...(typeof message.reason === 'string' &&
-        message.reason !== '' && { reason: message.reason }),
-    });
+    if (!isDecisionMessage(message) || message.callId !== request.callId) continue;
+    if (message.at < request.at) continue;
+    if (request.deadline !== undefined && message.at > request.deadline) return undefined;
+    const { reason } = message;
+    return {
+      decision: {
+        callId: message.callId,
+        approved: message.approved,
+        ...(typeof reason === 'string' && reason !== '' && { reason }),
+      },
+      at: message.at,
+    };
   }
-  return decisions;
+  return undefined;
+}
+
+/** The request's own decision is in the inbox (see postedDecision). */
+function decidedInInbox(messages: readonly JournalEntry[], pending: PendingApproval): boolean {
+  return (
+    postedDecision(messages, {
+      callId: pending.callId,
+      at: pending.requestedAt,
+      ...(pending.deadline !== undefined && { deadline: pending.deadline }),
+    }) !== undefined
+  );
 }
 
 function isDecisionMessage(message: JournalEntry): message is DecisionMessage {
   return (
     message.type === 'decision' &&
     typeof message.callId === 'string' &&
-    typeof message.approved === 'boolean'
+    typeof message.approved === 'boolean' &&
+    typeof message.at === 'number'
   );
 }
 
@@ -96,8 +124,11 @@ export function approvals(store: JournalStore): Approvals {
         { runId },
       );
     }
-    if (ended || !pending.some((p) => p.callId === decision.callId)) return false;
-    if (postedDecisions(await inbox(runId)).some((d) => d.callId === decision.callId)) return false;
+    const waiting = pending.find((p) => p.callId === decision.callId);
+    if (ended || !waiting) return false;
+    // Past its deadline the call is rejected, whenever a process gets to it: too late.
+    if (waiting.deadline !== undefined && Date.now() > waiting.deadline) return false;
+    if (decidedInInbox(await inbox(runId), waiting)) return false;
     const message: DecisionMessage = {
       type: 'decision',
       callId: decision.callId,
@@ -121,8 +152,8 @@ export function approvals(store: JournalStore): Approvals {
         }
         const { pending, ended } = approvalsOf(id, entries);
         if (ended || pending.length === 0) continue;
-        const decided = new Set(postedDecisions(await inbox(id)).map((d) => d.callId));
-        all.push(...pending.filter((p) => !decided.has(p.callId)));
+        const messages = await inbox(id);
+        all.push(...pending.filter((p) => !decidedInInbox(messages, p)));
       }
       return all;
     },

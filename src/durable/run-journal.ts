@@ -541,6 +541,9 @@ export class RunJournal {
   async close(): Promise<void> {
     const release = this.#release;
     this.#release = undefined;
+    // What was written before (a parked run's last result) is on disk before another
+    // process may take the run, or this one exits.
+    await this.#lastWrite.catch(() => {});
     await release?.();
   }
 

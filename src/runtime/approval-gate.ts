@@ -1,5 +1,5 @@
 import type { LocalToolRegistry } from '../../adapters/tools/local-registry.js';
-import { postedDecisions, watchDecisions } from '../durable/approvals.js';
+import { postedDecision, watchDecisions } from '../durable/approvals.js';
 import type { JournaledApproval } from '../durable/run-journal.js';
 import type { JournalStore } from '../durable/stores/journal-store.js';
 import type { ToolCall, ToolResult } from '../messages.js';
@@ -57,6 +57,9 @@ export interface Admission {
 
 interface Waiter {
   readonly request: ApprovalRequest;
+  /** Epoch milliseconds it began to wait (journaled), and its deadline, if it has one. */
+  readonly at: number;
+  readonly deadline: number | undefined;
   readonly journal: ToolCallJournal | undefined;
   readonly since: number;
   /** Undefined: abandoned, no decision (see Admission). */
@@ -154,7 +157,8 @@ export class ApprovalGate {
     }
     const since = performance.now();
     const decision = await new Promise<ApprovalDecision | undefined>((resolve) => {
-      const waiter: Waiter = { request, journal, since, resolve };
+      const deadline = timeoutMs === undefined ? undefined : at + timeoutMs;
+      const waiter: Waiter = { request, at, deadline, journal, since, resolve };
       this.#waiters.set(call.id, waiter);
       const onAbort = () => this.#forget(call.id, undefined);
       signal.addEventListener('abort', onAbort, { once: true });
@@ -165,9 +169,12 @@ export class ApprovalGate {
       }
       if (timeoutMs !== undefined) {
         const ms = timeoutMs;
+        // A decision posted before the deadline wins, even one read only now (a resume
+        // after the deadline, a poll not yet due): the inbox is read first.
+        const expire = () =>
+          this.#sendOnce(call.id, { type: 'approval.timedOut', callId: call.id, timeoutMs: ms });
         waiter.timer = setTimeout(
-          () =>
-            this.#sendOnce(call.id, { type: 'approval.timedOut', callId: call.id, timeoutMs: ms }),
+          () => void this.#readInbox().then(expire),
           Math.max(0, at + ms - Date.now()),
         );
       }
@@ -246,10 +253,11 @@ export class ApprovalGate {
     const asked = Promise.resolve().then(() =>
       approve({ ...request, ...(inbox && { runId: inbox.runId }) }, { signal }),
     );
+    // An answer it cannot read (not true, false, { approved } or undefined) is its failure too.
     asked
-      .then(
-        (answer) => decisionOf(request.callId, answer),
-        (error: unknown) => ({
+      .then((answer) => decisionOf(request.callId, answer))
+      .catch(
+        (error: unknown): ApprovalDecision => ({
           callId: request.callId,
           approved: false,
           reason: `the approve callback failed: ${error instanceof Error ? error.message : String(error)}`,
@@ -295,8 +303,13 @@ export class ApprovalGate {
     const read = inbox.store
       .posted(inbox.runId)
       .then((messages) => {
-        for (const decision of postedDecisions(messages)) {
-          this.#sendOnce(decision.callId, decisionEvent(decision));
+        for (const waiter of [...this.#waiters.values()]) {
+          const posted = postedDecision(messages, {
+            callId: waiter.request.callId,
+            at: waiter.at,
+            ...(waiter.deadline !== undefined && { deadline: waiter.deadline }),
+          });
+          if (posted) this.#sendOnce(posted.decision.callId, decisionEvent(posted.decision));
         }
       })
       .catch(() => {

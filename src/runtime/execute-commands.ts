@@ -77,6 +77,8 @@ export async function executeCommands(
     if (!gate) return limited(command, index);
     try {
       const admitted = await gate.admit(call, signal, journal);
+      // Its round is gone: the record is dropped, so nothing of it is recorded.
+      if (admitted.abandoned && admitted.result) return recordOf(command, admitted.result);
       const approval = admitted.decision && approvedCall(admitted.decision, admitted.waitedMs);
       if (!admitted.result) return await limited(command, index, approval);
       const { result } = admitted;

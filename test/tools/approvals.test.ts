@@ -388,3 +388,83 @@ describe('approvals seen from outside', () => {
     expect(ms(wait?.duration ?? [0, 0])).toBeGreaterThanOrEqual(10);
   });
 });
+
+describe('decisions against deadlines and reused call ids', () => {
+  it('a decision posted before the deadline wins over it, even when read only after it', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'statecraft-deadline-'));
+    try {
+      const store = fileStore(dir);
+      const ran: string[] = [];
+      const chain = () =>
+        createChain({
+          model: script([{ id: 'c1', name: 'drop_table', arguments: { table: 'tmp' } }]),
+          tools: tools(ran),
+          approvalTimeoutMs: 300,
+        });
+      await expect(
+        chain().invoke('Clean', { runId: 'r', store, parkForApproval: true }),
+      ).rejects.toThrow(/parked/);
+      expect(await approvals(store).approve('r', 'c1')).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 350)); // the deadline passes, unread
+      const result = await chain().resume('r', { store });
+      expect(ran).toEqual(['drop tmp']);
+      expect(toolMessages(result.transcript)[0]?.output).toBe('dropped tmp');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a decision posted after the deadline is refused: the deadline decided', async () => {
+    const store = memoryStore();
+    const chain = createChain({
+      model: script([{ id: 'c1', name: 'drop_table', arguments: { table: 'tmp' } }]),
+      tools: tools([]),
+      approvalTimeoutMs: 20,
+    });
+    await expect(
+      chain.invoke('Clean', { runId: 'r', store, parkForApproval: true }),
+    ).rejects.toThrow(/parked/);
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    expect(await approvals(store).approve('r', 'c1')).toBe(false);
+    const result = await chain.resume('r', { store });
+    expect(toolMessages(result.transcript)[0]?.error).toBe('Not approved: no decision in time');
+  });
+
+  it('a call id the model uses again in a later step is asked about again', async () => {
+    const ran: string[] = [];
+    const store = memoryStore();
+    const chain = createChain({
+      model: new ScriptedModel([
+        { toolCalls: [{ id: 'c1', name: 'drop_table', arguments: { table: 'a' } }] },
+        { toolCalls: [{ id: 'c1', name: 'drop_table', arguments: { table: 'b' } }] },
+        { text: 'done' },
+      ]),
+      tools: tools(ran),
+    });
+    const counted: boolean[] = [];
+    for await (const event of chain.stream('Clean', { runId: 'r', store })) {
+      if (event.type !== 'approval-requested') continue;
+      const { table } = event.request.arguments as { table: string };
+      counted.push(
+        table === 'a'
+          ? await approvals(store).approve('r', event.request.callId)
+          : await approvals(store).reject('r', event.request.callId, 'not b'),
+      );
+    }
+    expect(counted).toEqual([true, true]);
+    expect(ran).toEqual(['drop a']);
+  });
+
+  it('an approve callback that answers something unreadable rejects the call, saying so', async () => {
+    const ran: string[] = [];
+    const chain = createChain({
+      model: script([{ id: 'c1', name: 'drop_table', arguments: { table: 'tmp' } }]),
+      tools: tools(ran),
+    });
+    const result = await chain.invoke('Clean', { approve: () => 'yes' as never });
+    expect(ran).toEqual([]);
+    expect(toolMessages(result.transcript)[0]?.error).toMatch(
+      /^Not approved: the approve callback failed: approve: answer true, false/,
+    );
+  });
+});
