@@ -312,6 +312,9 @@ export const toolLoopMachine = setup({
       const { request } = event as Extract<ToolLoopEvent, { type: 'approval.requested' }>;
       return { approvals: withRequest(context.approvals, request) };
     }),
+    forgetWaitingCalls: assign(({ context }) => ({
+      approvals: { ...context.approvals, awaiting: [] },
+    })),
     recordDecision: assign(({ context }, params: { decision: ApprovalDecision }) => ({
       approvals: withDecision(context.approvals, params.decision),
     })),
@@ -586,11 +589,14 @@ export const toolLoopMachine = setup({
                 guard: 'shouldFailOnApprovalTimeout',
                 target: '#toolLoop.failed',
                 actions: [
-                  { type: 'forwardDecision', params: ({ event }) => ({ decision: expiry(event) }) },
                   {
                     type: 'failOnApprovalTimeout',
                     params: ({ event }) => ({ callId: event.callId, timeoutMs: event.timeoutMs }),
                   },
+                  { type: 'recordDecision', params: ({ event }) => ({ decision: expiry(event) }) },
+                  { type: 'forwardDecision', params: ({ event }) => ({ decision: expiry(event) }) },
+                  // The round is over: nothing of it waits for anyone.
+                  'forgetWaitingCalls',
                 ],
               },
               {

@@ -420,7 +420,7 @@ describe(`tool-loop machine, walking approvals (SPEC H2): ${approvalPaths.length
       edges: 196,
       failSimplePaths: 288,
       expiringFailPaths: 9,
-      failVertices: 137,
+      failVertices: 141,
       failEdges: 154,
     });
   });
@@ -448,6 +448,19 @@ describe(`tool-loop machine, walking approvals (SPEC H2): ${approvalPaths.length
     ] as const) {
       expect([...visitedStateNodes(walk)].sort()).toEqual([...STATE_NODES].sort());
       expect(graphViolations(toolLoopMachine, config)).toEqual([]);
+    }
+  });
+
+  it('a deadline that fails the run leaves nothing waiting, and records its decision', () => {
+    const failed = [...approvalFailGraph.vertices.values()].filter(
+      (snapshot) =>
+        snapshot.status === 'done' &&
+        snapshot.context.failure?.message.startsWith('No decision on tool call') === true,
+    );
+    expect(failed.length).toBeGreaterThan(0);
+    for (const snapshot of failed) {
+      expect(snapshot.context.approvals.awaiting).toEqual([]);
+      expect(snapshot.context.approvals.decided.at(-1)).toMatchObject({ timedOut: true });
     }
   });
 
