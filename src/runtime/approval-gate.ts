@@ -162,11 +162,11 @@ export class ApprovalGate {
       this.#waiters.set(call.id, waiter);
       const onAbort = () => this.#forget(call.id, undefined);
       signal.addEventListener('abort', onAbort, { once: true });
-      // Asked fresh: the machine learns of it now (a journaled one was replayed to it).
-      if (!asked) {
-        this.#options.onRequested?.(request);
-        this.#send?.({ type: 'approval.requested', request });
-      }
+      // Observers of this process hear of the wait, also one an earlier process began (a
+      // resumed run is a new run to them). The machine learns of it now only if it is fresh:
+      // a journaled one was replayed to it.
+      this.#options.onRequested?.(request);
+      if (!asked) this.#send?.({ type: 'approval.requested', request });
       if (timeoutMs !== undefined) {
         const ms = timeoutMs;
         // A decision posted before the deadline wins, even one read only now (a resume

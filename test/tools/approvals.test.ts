@@ -389,6 +389,31 @@ describe('approvals seen from outside', () => {
   });
 });
 
+describe('a resumed wait seen from outside', () => {
+  it('observers of the resuming process hear of the wait an earlier process began', async () => {
+    const store = memoryStore();
+    const chain = createChain({
+      model: script([{ id: 'c1', name: 'drop_table', arguments: { table: 'tmp' } }]),
+      tools: tools([]),
+    });
+    await expect(
+      chain.invoke('Clean', { runId: 'r', store, parkForApproval: true }),
+    ).rejects.toThrow(/parked/);
+    const heard: string[] = [];
+    const resumed = chain.resume('r', {
+      store,
+      observers: {
+        onApproval: (_run, approval) => {
+          heard.push(approval.type === 'requested' ? 'requested' : 'decided');
+          if (approval.type === 'requested') void approvals(store).approve('r', 'c1');
+        },
+      },
+    });
+    expect((await resumed).text).toBe('done');
+    expect(heard).toEqual(['requested', 'decided']);
+  });
+});
+
 describe('decisions against deadlines and reused call ids', () => {
   it('a decision posted before the deadline wins over it, even when read only after it', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'statecraft-deadline-'));
