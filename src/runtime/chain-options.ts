@@ -10,12 +10,12 @@ import { OptionProblems } from '../options/option-problems.js';
 import type { StandardSchema } from '../structured/output-schema.js';
 import type { ApprovalTimeoutPolicy } from '../tools/approval.js';
 import type { AnyTool } from '../tools/define-tool.js';
-import { type InvalidToolCallPolicy, invalidToolCallProblem } from '../tools/invalid-tool-call.js';
+import type { InvalidToolCallPolicy } from '../tools/invalid-tool-call.js';
 import type { RemoteToolExecutor } from '../tools/remote-executor.js';
 import type { ToolCallHooks } from '../tools/tool-hooks.js';
 import {
   checkModel,
-  checkToolHooks,
+  checkToolCallControls,
   countOrInfinity,
   integerAtLeast,
   optionalDelay,
@@ -261,17 +261,7 @@ function checkPlainOptions(problems: OptionProblems, options: ChainOptions<unkno
       problems.add(key, `must be true or false; got ${String(options[key])}`);
     }
   }
-  checkToolHooks(options, problems);
-  const invalid = invalidToolCallProblem(options.invalidToolCall);
-  if (invalid) problems.add('invalidToolCall', invalid);
-  problems.check(() => optionalDelay('approvalTimeoutMs', options.approvalTimeoutMs));
-  const onTimeout = options.onApprovalTimeout;
-  if (onTimeout !== undefined && onTimeout !== 'reject' && onTimeout !== 'fail') {
-    problems.add(
-      'onApprovalTimeout',
-      `must be 'reject' or 'fail'; got ${JSON.stringify(onTimeout)}`,
-    );
-  }
+  checkToolCallControls(options, problems);
   if (options.validateResult !== undefined && typeof options.validateResult !== 'function') {
     problems.add(
       'validateResult',

@@ -1,6 +1,7 @@
 import { ConfigError } from '../errors.js';
 import type { LanguageModel } from '../model/language-model.js';
 import type { OptionProblems } from '../options/option-problems.js';
+import { invalidToolCallProblem } from '../tools/invalid-tool-call.js';
 
 // Checks shared by every runtime's options: each throws a ConfigError naming the option.
 
@@ -103,9 +104,19 @@ export function checkModel(option: string, model: unknown): asserts model is Lan
   }
 }
 
-/** `beforeToolCall` / `afterToolCall`, when given, are functions (SPEC H1). */
-export function checkToolHooks(
-  options: { readonly beforeToolCall?: unknown; readonly afterToolCall?: unknown },
+/**
+ * The tool-call controls chains and tool loops share (SPEC H1, H2, H4): `beforeToolCall` /
+ * `afterToolCall` are functions, `invalidToolCall` a policy, `approvalTimeoutMs` a delay and
+ * `onApprovalTimeout` 'reject' or 'fail'.
+ */
+export function checkToolCallControls(
+  options: {
+    readonly beforeToolCall?: unknown;
+    readonly afterToolCall?: unknown;
+    readonly invalidToolCall?: unknown;
+    readonly approvalTimeoutMs?: unknown;
+    readonly onApprovalTimeout?: unknown;
+  },
   problems: OptionProblems,
 ): void {
   if (options.beforeToolCall !== undefined && typeof options.beforeToolCall !== 'function') {
@@ -116,5 +127,15 @@ export function checkToolHooks(
   }
   if (options.afterToolCall !== undefined && typeof options.afterToolCall !== 'function') {
     problems.add('afterToolCall', 'must be a function (call, tool, result, context) => void');
+  }
+  const invalid = invalidToolCallProblem(options.invalidToolCall);
+  if (invalid) problems.add('invalidToolCall', invalid);
+  problems.check(() => optionalDelay('approvalTimeoutMs', options.approvalTimeoutMs));
+  const onTimeout = options.onApprovalTimeout;
+  if (onTimeout !== undefined && onTimeout !== 'reject' && onTimeout !== 'fail') {
+    problems.add(
+      'onApprovalTimeout',
+      `must be 'reject' or 'fail'; got ${JSON.stringify(onTimeout)}`,
+    );
   }
 }

@@ -5,12 +5,12 @@ import { OptionProblems } from '../options/option-problems.js';
 import type { PlannerContext } from '../tool-loop/planner-context.js';
 import type { ApprovalTimeoutPolicy } from '../tools/approval.js';
 import type { AnyTool } from '../tools/define-tool.js';
-import { type InvalidToolCallPolicy, invalidToolCallProblem } from '../tools/invalid-tool-call.js';
+import type { InvalidToolCallPolicy } from '../tools/invalid-tool-call.js';
 import type { ToolCallHooks } from '../tools/tool-hooks.js';
 import type { Chain } from './create-chain.js';
 import {
   checkModel,
-  checkToolHooks,
+  checkToolCallControls,
   countOrInfinity,
   integerAtLeast,
   optionalDelay,
@@ -129,17 +129,7 @@ export function toolLoopConfig(
   problems: OptionProblems = new OptionProblems('createToolLoop'),
 ): ToolLoopConfig {
   problems.unknownKeys(options, TOOL_LOOP_OPTION_KEYS);
-  checkToolHooks(options, problems);
-  const invalid = invalidToolCallProblem(options.invalidToolCall);
-  if (invalid) problems.add('invalidToolCall', invalid);
-  problems.check(() => optionalDelay('approvalTimeoutMs', options.approvalTimeoutMs));
-  const onTimeout = options.onApprovalTimeout;
-  if (onTimeout !== undefined && onTimeout !== 'reject' && onTimeout !== 'fail') {
-    problems.add(
-      'onApprovalTimeout',
-      `must be 'reject' or 'fail'; got ${JSON.stringify(onTimeout)}`,
-    );
-  }
+  checkToolCallControls(options, problems);
   if (options.model !== undefined) problems.check(() => checkModel('model', options.model));
   problems.check(() => runName('name', options.name, 'tool-loop'));
   if (options.planner !== undefined && typeof options.planner !== 'function') {
@@ -191,6 +181,6 @@ export function toolLoopConfig(
     ...(timeout !== undefined && { timeout }),
     planRetries: planRetries as number,
     respond: respond !== false,
-    ...(onTimeout === 'fail' && { approvalTimeout: 'fail' as const }),
+    ...(options.onApprovalTimeout === 'fail' && { approvalTimeout: 'fail' as const }),
   };
 }
