@@ -11,6 +11,10 @@ import {
   toolLoopMachine,
 } from '../../machines/tool-loop.js';
 import {
+  APPROVAL_EVENTS,
+  approvalEvents as sharedApprovalEvents,
+} from '../../src/cli/walks/approval-events.js';
+import {
   PATH_CONFIG,
   PLANS,
   pathInput,
@@ -96,20 +100,8 @@ export const EVENTS = {
   respondError: { type: 'respond.error', error: new Error('responder unavailable') },
   timeout: { type: TIMEOUT_EVENT },
   abort: { type: 'ABORT', reason: 'user cancelled' },
-  approvalRequested: approvalRequest('call_1'),
-  secondApprovalRequested: approvalRequest('call_2'),
-  approve: { type: 'APPROVE', callId: 'call_1' },
-  reject: { type: 'REJECT', callId: 'call_1', reason: 'not now' },
-  approvalTimedOut: { type: 'approval.timedOut', callId: 'call_1', timeoutMs: 1_000 },
-  approveSecond: { type: 'APPROVE', callId: 'call_2' },
+  ...APPROVAL_EVENTS,
 } as const satisfies Record<string, LoopPathEvent>;
-
-function approvalRequest(callId: string) {
-  return {
-    type: 'approval.requested' as const,
-    request: { callId, tool: 'lookup', arguments: { q: 'France' } },
-  };
-}
 
 /**
  * Events a host or person that breaks the protocol sends: the round's end while a command
@@ -189,22 +181,16 @@ export function loopEvents(snapshot: ToolLoopSnapshot): LoopPathEvent[] {
 
 /**
  * What a walk offers in `executing` (a request, before the round's record, once per run) and
- * in `awaitingApproval` (a second request, and decisions on the waiting calls).
+ * in `awaitingApproval` (a second request, and decisions on the waiting calls): the events
+ * `statecraft paths` offers too.
  */
 function approvalEvents(snapshot: ToolLoopSnapshot): LoopPathEvent[] {
-  const { awaiting, decided } = snapshot.context.approvals;
-  const asked = awaiting.length + decided.length;
-  if (snapshot.matches({ running: 'executing' })) {
-    return asked === 0 && snapshot.context.roundRecords.length === 0
-      ? [EVENTS.approvalRequested]
-      : [];
-  }
-  const waits = (callId: string) => awaiting.some((a) => a.callId === callId);
-  return [
-    ...(asked === 1 ? [EVENTS.secondApprovalRequested] : []),
-    ...(waits('call_1') ? [EVENTS.approve, EVENTS.reject, EVENTS.approvalTimedOut] : []),
-    ...(waits('call_2') ? [EVENTS.approveSecond] : []),
-  ];
+  const phase = snapshot.matches({ running: 'awaitingApproval' })
+    ? 'awaiting'
+    : snapshot.matches({ running: 'executing' }) && snapshot.context.roundRecords.length === 0
+      ? 'tools'
+      : 'elsewhere';
+  return sharedApprovalEvents(phase, snapshot.context.approvals);
 }
 
 /** The walk's events and the hostile ones, for the approval safety check. */
