@@ -68,7 +68,7 @@ describe('the built package', () => {
       'stateNodePaths',
       'transitionName',
     ]);
-    expect(seen.types).toEqual([true, true, true, true, true, true, true]);
+    expect(seen.types).toEqual([true, true, true, true, true, true, true, true]);
   });
 
   // DESIGN principle 7: optional weight stays optional. A resolve hook logs every module the
@@ -76,7 +76,7 @@ describe('the built package', () => {
   it('loads no provider SDK for `statecraft`, and each SDK only from its own subpath', async () => {
     const sdks = ['openai', '@anthropic-ai/sdk', '@google/genai', '@modelcontextprotocol/sdk'];
     // Not among `sdks` for the provider subpaths: @anthropic-ai/sdk loads it on its own.
-    const withOtel = [...sdks, '@opentelemetry/api'];
+    const withOtel = [...sdks, '@opentelemetry/api', '@restatedev/restate-sdk'];
     const loaded = async (specifier: string, among = sdks) => {
       const log = join(pkg, `loaded-${specifier.replace(/\W/g, '_')}.log`);
       await writeFile(
@@ -108,6 +108,7 @@ describe('the built package', () => {
     expect(await loaded('statecraft/gemini')).toEqual(['@google/genai']);
     expect(await loaded('statecraft/mcp')).toEqual(['@modelcontextprotocol/sdk']);
     expect(await loaded('statecraft/otel', withOtel)).toEqual(['@opentelemetry/api']);
+    expect(await loaded('statecraft/restate', withOtel)).toEqual(['@restatedev/restate-sdk']);
   }, 60_000);
 
   it('recognises errors from another copy of the package with isInstance, where instanceof fails', async () => {

@@ -1,0 +1,30 @@
+// `statecraft/restate` (SPEC X3): many runs on many machines, on Restate. The SDK is an
+// optional peer dependency loaded only from here; `import 'statecraft'` never pulls it.
+// The polyfill comes first: the SDK needs Promise.withResolvers, which Node 20 lacks.
+import './restate/with-resolvers.js';
+
+export { RestateRequestError } from './restate/ingress.js';
+export { approvalPromiseName, journalObject } from './restate/journal-object.js';
+export {
+  type LocalRestate,
+  type LocalRestateOptions,
+  startLocalRestate,
+} from './restate/local-server.js';
+export { type RestateRuns, restateRuns, type Submission } from './restate/restate-runs.js';
+export { type RestateStoreOptions, restateStore } from './restate/restate-store.js';
+export type { Agent, Agents, Waiting } from './restate/run-segment.js';
+export {
+  type RestateRunStatus,
+  type RunOutcome,
+  type RunRequest,
+  runWorkflow,
+} from './restate/run-workflow.js';
+export {
+  registerDeployment,
+  serveCluster,
+  serveWorker,
+  statecraftServices,
+  type Worker,
+  type WorkerCluster,
+  type WorkerOptions,
+} from './restate/worker.js';

@@ -1,0 +1,97 @@
+import { type Approvals, approvals } from '../durable/approvals.js';
+import { decode, encode } from '../durable/codec.js';
+import { isStartEntry } from '../durable/journal-entry.js';
+import { JournalMismatchError } from '../durable/journal-mismatch.js';
+import { requestHash } from '../durable/request-hash.js';
+import type { JournalStore } from '../durable/stores/journal-store.js';
+import { assertValidRunId } from '../durable/stores/run-id.js';
+import { RestateHttp } from './ingress.js';
+import { type RestateStoreOptions, restateStore } from './restate-store.js';
+import type { RestateRunStatus, RunOutcome, RunRequest } from './run-workflow.js';
+import { RUN_SERVICE } from './service-names.js';
+
+/** What `submit` did: started the run, or found it submitted before and attached to it. */
+export interface Submission {
+  readonly runId: string;
+  readonly attached: boolean;
+}
+
+/** Runs on a Restate deployment, from any process: submit, decide, read results and status. */
+export interface RestateRuns {
+  /** The journal store the runs live in: `approvals(store)`, `store.read(runId)`, `list()`. */
+  readonly store: JournalStore;
+  /** Decisions on waiting calls (SPEC H2), from any process: `approvals(runs.store)`. */
+  readonly approvals: Approvals;
+  /**
+   * Starts `agent` (a name the workers registered) on `input` as run `runId`. Submitting an
+   * id again attaches to that one run instead of starting a second; with another input than
+   * the run started with, it is a JournalMismatchError, as `chain.invoke` would say.
+   */
+  submit(runId: string, agent: string, input: unknown): Promise<Submission>;
+  /**
+   * Waits for the run to end (at most `timeoutMs`, default the client's) and returns what the
+   * agent's `invoke` resolved with; a failed run throws its error, revived with its class and
+   * partial result (transcript, usage, steps).
+   */
+  result<T = unknown>(runId: string, options?: { readonly timeoutMs?: number }): Promise<T>;
+  /** The run's status from Restate's state; undefined for an id never submitted. */
+  status(runId: string): Promise<RestateRunStatus | undefined>;
+}
+
+/** A client of the `statecraftRun` workflow and its journals, over Restate's ingress. */
+export function restateRuns(options: RestateStoreOptions): RestateRuns {
+  const store = restateStore(options);
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const ingress = new RestateHttp(options.url, timeoutMs);
+  const path = (runId: string) => `/${RUN_SERVICE}/${encodeURIComponent(runId)}`;
+  return {
+    store,
+    approvals: approvals(store),
+    async submit(runId, agent, input) {
+      assertValidRunId(runId);
+      if (typeof agent !== 'string' || agent === '') {
+        throw new TypeError('submit(runId, agent, input): agent is the name a worker registered');
+      }
+      const request: RunRequest = { agent, input: encode(input) };
+      const sent = await ingress.post<{ status?: string }>(`${path(runId)}/run/send`, request);
+      const attached = sent.status === 'PreviouslyAccepted';
+      if (attached) await assertSameInput(store, runId, input);
+      return { runId, attached };
+    },
+    async result<T>(runId: string, resultOptions: { readonly timeoutMs?: number } = {}) {
+      assertValidRunId(runId);
+      const waiting = new RestateHttp(options.url, resultOptions.timeoutMs ?? timeoutMs);
+      const outcome = await waiting.get<RunOutcome>(
+        `/restate/workflow/${RUN_SERVICE}/${encodeURIComponent(runId)}/attach`,
+      );
+      if (!outcome.ok) throw decode(outcome.error);
+      const output = decode(outcome.output);
+      if (outcome.details === undefined || typeof output !== 'object' || output === null) {
+        return output as T;
+      }
+      const details = decode(outcome.details);
+      return { ...output, details: () => details } as T;
+    },
+    async status(runId) {
+      assertValidRunId(runId);
+      const status = await ingress.post<RestateRunStatus | null>(`${path(runId)}/status`);
+      return status ?? undefined;
+    },
+  };
+}
+
+/** A second submission of an id must carry the input the run started with. */
+async function assertSameInput(store: JournalStore, runId: string, input: unknown): Promise<void> {
+  const start = (await store.read(runId))?.[0];
+  // Not journaled yet: the run's first segment has not begun; it will run the first input.
+  if (start === undefined || !isStartEntry(start)) return;
+  const expected = requestHash(decode(start.input));
+  const actual = requestHash(input);
+  if (expected === actual) return;
+  throw new JournalMismatchError({
+    entry: 0,
+    expectedHash: expected,
+    actualHash: actual,
+    request: `input of run '${runId}' (a run id starts one run; submit a new id for new input)`,
+  });
+}

@@ -1,0 +1,200 @@
+import { randomUUID } from 'node:crypto';
+import type { JournalEntry } from '../durable/journal-entry.js';
+import { JournalError } from '../durable/journal-error.js';
+import { entryLine } from '../durable/stores/entry-line.js';
+import {
+  compareListings,
+  type JournalStore,
+  type RunListing,
+} from '../durable/stores/journal-store.js';
+import { assertValidRunId } from '../durable/stores/run-id.js';
+import { ConfigError } from '../errors.js';
+import { RestateHttp } from './ingress.js';
+import type { JournalListing, JournalReply } from './journal-object.js';
+import { JOURNAL_SERVICE } from './service-names.js';
+
+export interface RestateStoreOptions {
+  /** Restate's ingress, e.g. `http://127.0.0.1:8080`. */
+  readonly url: string;
+  /** Restate's admin API, e.g. `http://127.0.0.1:9070`: `list()` queries it. */
+  readonly adminUrl?: string;
+  /** Longest wait for one request, in milliseconds. Default 30 000. */
+  readonly timeoutMs?: number;
+}
+
+const OPTIONS = ['url', 'adminUrl', 'timeoutMs'];
+
+/**
+ * A JournalStore whose journals live in Restate (SPEC X3), as the state of the
+ * `statecraftJournal` virtual object: every process and machine that reaches the server sees
+ * the same runs, and they survive the server's kill -9. It serves `chain.invoke(input,
+ * { runId, store })`, `resume`, `approvals(store)` and the runs of the `statecraftRun`
+ * workflow alike, so moving from `fileStore` to Restate changes the store, not the code.
+ *
+ * An append resolves once Restate has committed it. Appends made while one is on its way go
+ * together in the next request, so a run's un-awaited entries cost one round trip, not one
+ * each. `acquire` fences: a worker that takes a run over makes every later write of the
+ * earlier holder fail with `run-busy`, so a zombie attempt can never interleave its entries.
+ */
+export function restateStore(options: RestateStoreOptions): JournalStore {
+  const { url, adminUrl, timeoutMs = 30_000 } = checkedOptions(options);
+  const ingress = new RestateHttp(url, timeoutMs);
+  const admin = adminUrl === undefined ? undefined : new RestateHttp(adminUrl, timeoutMs);
+  const holders = new Map<string, string>();
+  const batches = new AppendBatches((runId, lines) =>
+    call(runId, 'append', { lines, ...(holders.has(runId) && { holder: holders.get(runId) }) }),
+  );
+
+  async function call<T>(runId: string, handler: string, body?: unknown): Promise<T> {
+    const reply = await ingress.post<JournalReply<T>>(
+      `/${JOURNAL_SERVICE}/${encodeURIComponent(runId)}/${handler}`,
+      body,
+    );
+    if (!reply.ok) throw new JournalError(reply.reason, reply.message, { runId });
+    return reply.value;
+  }
+
+  return {
+    append(runId, entry) {
+      return batches.add(runId, entryLine(runId, entry));
+    },
+    async read(runId) {
+      assertValidRunId(runId);
+      const lines = await call<string[] | null>(runId, 'read');
+      return lines === null ? undefined : lines.map((line) => JSON.parse(line) as JournalEntry);
+    },
+    async list() {
+      if (admin === undefined) {
+        throw new ConfigError(
+          'adminUrl',
+          'restateStore: list() reads the runs from the admin API; give its address (e.g. http://127.0.0.1:9070)',
+        );
+      }
+      const { rows } = await admin.post<{ rows: { service_key: string; value_utf8: string }[] }>(
+        '/query',
+        {
+          query: `SELECT service_key, value_utf8 FROM state WHERE service_name = '${JOURNAL_SERVICE}' AND key = 'listing'`,
+        },
+        { accept: 'application/json' },
+      );
+      const listings: RunListing[] = rows.map((row) => {
+        const listing = JSON.parse(row.value_utf8) as JournalListing;
+        return {
+          runId: row.service_key,
+          kind: listing.kind === 'tool-loop' ? 'tool-loop' : 'chain',
+          status: listing.status,
+          startedAt: listing.startedAt,
+        };
+      });
+      return listings.sort(compareListings);
+    },
+    async delete(runId) {
+      assertValidRunId(runId);
+      await call(runId, 'delete');
+    },
+    async acquire(runId) {
+      assertValidRunId(runId);
+      const holder = randomUUID();
+      await call(runId, 'acquire', holder);
+      holders.set(runId, holder);
+      return async () => {
+        if (holders.get(runId) !== holder) return;
+        await batches.settled(runId);
+        holders.delete(runId);
+        await call(runId, 'release', holder);
+      };
+    },
+    async post(runId, message) {
+      await call(runId, 'post', entryLine(runId, message));
+    },
+    async posted(runId) {
+      assertValidRunId(runId);
+      const lines = await call<string[]>(runId, 'posted');
+      return lines.map((line) => JSON.parse(line) as JournalEntry);
+    },
+  };
+}
+
+function checkedOptions(options: RestateStoreOptions): RestateStoreOptions {
+  if (typeof options !== 'object' || options === null) {
+    throw new ConfigError('options', 'restateStore({ url, adminUrl?, timeoutMs? })');
+  }
+  const problems: { option: string; message: string }[] = [];
+  for (const key of Object.keys(options)) {
+    if (!OPTIONS.includes(key)) {
+      problems.push({ option: key, message: `unknown option (known: ${OPTIONS.join(', ')})` });
+    }
+  }
+  for (const key of ['url', 'adminUrl'] as const) {
+    const value = options[key];
+    if (value === undefined && key === 'adminUrl') continue;
+    if (typeof value !== 'string' || !/^https?:\/\/[^\s/]+/.test(value)) {
+      problems.push({ option: key, message: 'an http(s) address, e.g. http://127.0.0.1:8080' });
+    }
+  }
+  const { timeoutMs } = options;
+  if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
+    problems.push({ option: 'timeoutMs', message: 'a positive number of milliseconds' });
+  }
+  if (problems.length > 0) throw ConfigError.of('restateStore', problems);
+  return options;
+}
+
+/**
+ * One request at a time per run: lines appended while a request is on its way wait and go
+ * together in the next. A failed request fails the lines queued behind it too, so the
+ * journal never holds a later entry without an earlier one.
+ */
+class AppendBatches {
+  readonly #send: (runId: string, lines: readonly string[]) => Promise<unknown>;
+  readonly #queued = new Map<string, { lines: string[]; waiters: Waiter[] }>();
+  readonly #inFlight = new Map<string, Promise<void>>();
+
+  constructor(send: (runId: string, lines: readonly string[]) => Promise<unknown>) {
+    this.#send = send;
+  }
+
+  add(runId: string, line: string): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const batch = this.#queued.get(runId) ?? { lines: [], waiters: [] };
+      batch.lines.push(line);
+      batch.waiters.push({ resolve, reject });
+      this.#queued.set(runId, batch);
+      if (!this.#inFlight.has(runId)) this.#flush(runId);
+    });
+  }
+
+  /** Resolves once every line added so far was sent (whatever the outcome). */
+  async settled(runId: string): Promise<void> {
+    while (this.#inFlight.has(runId)) await this.#inFlight.get(runId);
+  }
+
+  #flush(runId: string): void {
+    const batch = this.#queued.get(runId);
+    if (batch === undefined) {
+      this.#inFlight.delete(runId);
+      return;
+    }
+    this.#queued.delete(runId);
+    const sending = this.#send(runId, batch.lines).then(
+      () => {
+        for (const waiter of batch.waiters) waiter.resolve();
+      },
+      (error: unknown) => {
+        for (const waiter of batch.waiters) waiter.reject(error);
+        const behind = this.#queued.get(runId);
+        this.#queued.delete(runId);
+        for (const waiter of behind?.waiters ?? []) waiter.reject(error);
+      },
+    );
+    this.#inFlight.set(
+      runId,
+      sending.then(() => this.#flush(runId)),
+    );
+  }
+}
+
+interface Waiter {
+  resolve(): void;
+  reject(error: unknown): void;
+}

@@ -1,0 +1,104 @@
+import { approvals } from '../durable/approvals.js';
+import { decode, encode } from '../durable/codec.js';
+import { JournalError } from '../durable/journal-error.js';
+import { isApprovalEntry } from '../durable/run-entries.js';
+import type { JournalStore } from '../durable/stores/journal-store.js';
+import { ApprovalPendingError } from '../tools/approval.js';
+import type { JsonValue } from '../viz/to-json.js';
+import { RestateRequestError } from './ingress.js';
+import { approvalPromiseName } from './journal-object.js';
+import type { RunOutcome } from './run-workflow.js';
+
+/** A chain or tool loop, as a worker runs it: `createChain(…)` and `createToolLoop(…)` are. */
+export interface Agent {
+  invoke(
+    input: never,
+    options: { runId: string; store: JournalStore; parkForApproval: boolean },
+  ): Promise<unknown>;
+}
+
+export type Agents = Readonly<Record<string, Agent>>;
+
+/** A call a parked run waits on, and the durable promise a decision on it resolves. */
+export interface Waiting {
+  readonly callId: string;
+  readonly tool: string;
+  readonly promise: string;
+  /** Epoch milliseconds the call began to wait. */
+  readonly requestedAt: number;
+  /** Epoch milliseconds its approvalTimeoutMs ends. */
+  readonly deadline?: number;
+}
+
+/** What one segment of a run came to: its end, or calls to wait on (and when to look again). */
+export type Segment =
+  | { readonly kind: 'ended'; readonly outcome: RunOutcome }
+  | { readonly kind: 'parked'; readonly waiting: readonly Waiting[]; readonly wakeInMs?: number };
+
+// A deadline is looked at just after it passes, so that the run finds it passed.
+const DEADLINE_SLACK_MS = 5;
+
+/**
+ * Runs (or resumes: the same call attaches to a run the store holds) `runId` on `store` until
+ * it ends or parks. A failure of the run is an outcome; a failure to reach the journal is
+ * thrown, for Restate to retry the segment.
+ */
+export async function runSegment(
+  agent: Agent,
+  runId: string,
+  input: JsonValue,
+  store: JournalStore,
+): Promise<Segment> {
+  try {
+    const output = await agent.invoke(decode(input) as never, {
+      runId,
+      store,
+      parkForApproval: true,
+    });
+    return { kind: 'ended', outcome: { ok: true, ...encodedResult(output) } };
+  } catch (error) {
+    if (ApprovalPendingError.isInstance(error)) return parked(runId, store);
+    if (isOutsideTheRun(error)) throw error;
+    return { kind: 'ended', outcome: { ok: false, error: encode(error) } };
+  }
+}
+
+/**
+ * A result as JSON: its `details()` (SPEC A5) is data computed on demand, sent as its value
+ * for the client to give back as a method.
+ */
+function encodedResult(output: unknown): { output: JsonValue; details?: JsonValue } {
+  const details = (output as { details?: unknown } | null)?.details;
+  if (typeof details !== 'function') return { output: encode(output) };
+  const { details: _method, ...rest } = output as { details: () => unknown };
+  return { output: encode(rest), details: encode(details.call(output)) };
+}
+
+/** The journal could not be reached, or another attempt took the run over: retry, not fail. */
+function isOutsideTheRun(error: unknown): boolean {
+  return (
+    RestateRequestError.isInstance(error) ||
+    (JournalError.isInstance(error) && error.reason === 'run-busy')
+  );
+}
+
+async function parked(runId: string, store: JournalStore): Promise<Segment> {
+  const pending = await approvals(store).list(runId);
+  const entries = (await store.read(runId)) ?? [];
+  const waiting = pending.map((call): Waiting => {
+    const asked = entries.filter(
+      (entry) => isApprovalEntry(entry) && entry.callId === call.callId,
+    ).length;
+    return {
+      callId: call.callId,
+      tool: call.tool,
+      promise: approvalPromiseName(call.callId, asked),
+      requestedAt: call.requestedAt,
+      ...(call.deadline !== undefined && { deadline: call.deadline }),
+    };
+  });
+  const deadlines = waiting.flatMap((call) => (call.deadline === undefined ? [] : [call.deadline]));
+  if (deadlines.length === 0) return { kind: 'parked', waiting };
+  const wakeInMs = Math.max(0, Math.min(...deadlines) - Date.now()) + DEADLINE_SLACK_MS;
+  return { kind: 'parked', waiting, wakeInMs };
+}

@@ -1,0 +1,117 @@
+import * as restate from '@restatedev/restate-sdk';
+import type { JournalStore } from '../durable/stores/journal-store.js';
+import type { JsonValue } from '../viz/to-json.js';
+import { journalObject } from './journal-object.js';
+import { type Agents, runSegment, type Waiting } from './run-segment.js';
+import { RUN_SERVICE } from './service-names.js';
+
+// X3: one Restate workflow per run id. Restate guarantees the workflow's `run` handler runs
+// once per id (a second submission attaches), re-dispatches it to a live worker when its worker
+// dies, and keeps its promises, timers and state across a kill -9 of everything.
+//
+// The run itself goes forward in *segments*: one `ctx.run` each, which runs or resumes the
+// chain / tool loop on its statecraft journal (restateStore) until it ends or has nothing left
+// but waiting for people. A worker that dies mid-segment is replaced by a retry of that same
+// segment, which resumes the journal: no finished model or tool call runs again, an in-flight
+// one runs again once with its idempotency key. A parked run holds no worker at all: the
+// workflow suspends on the durable promises of its waiting calls (resolved when a decision is
+// posted, journal-object.ts) raced against a durable sleep until the first deadline, and the
+// next segment takes the decision or fires the deadline, once, from the journal.
+
+/** What `submit` sends: which registered agent runs, and its input (codec-encoded). */
+export interface RunRequest {
+  readonly agent: string;
+  readonly input: JsonValue;
+}
+
+/** How a run ended: the agent's result, or its error, each codec-encoded. */
+export type RunOutcome =
+  | { readonly ok: true; readonly output: JsonValue; readonly details?: JsonValue }
+  | { readonly ok: false; readonly error: JsonValue };
+
+/** A run's status, kept in the workflow's Restate state. */
+export type RestateRunStatus =
+  | { readonly state: 'running'; readonly agent: string; readonly segment: number }
+  | {
+      readonly state: 'awaiting-approval';
+      readonly agent: string;
+      readonly segment: number;
+      readonly waiting: readonly Waiting[];
+    }
+  | { readonly state: 'succeeded' | 'failed'; readonly agent: string; readonly segment: number };
+
+export interface RunWorkflowOptions {
+  /** The chains and tool loops this worker runs, by the name `submit` gives. */
+  readonly agents: Agents;
+  /** Where the runs' journals live; every worker of a deployment must share it. */
+  readonly store: JournalStore;
+}
+
+const STATUS = 'status';
+
+// A segment that fails for a reason outside the run (the journal unreachable, a fenced
+// writer) is retried by Restate with backoff, and gives up after this long: every wait bounded.
+const SEGMENT_RETRY = {
+  initialRetryInterval: 100,
+  maxRetryInterval: 5_000,
+  maxRetryDuration: 10 * 60_000,
+} as const;
+
+export function runWorkflow({ agents, store }: RunWorkflowOptions) {
+  return restate.workflow({
+    name: RUN_SERVICE,
+    handlers: {
+      async run(ctx: restate.WorkflowContext, request: RunRequest): Promise<RunOutcome> {
+        const runId = ctx.key;
+        const agent = agents[request.agent];
+        if (agent === undefined) {
+          throw new restate.TerminalError(
+            `No agent '${request.agent}' on this worker (it runs: ${Object.keys(agents).join(', ') || 'none'})`,
+          );
+        }
+        // Before any decision can be posted: from now on a decision wakes this workflow.
+        await ctx.objectClient(journalObject, runId).markWorkflow();
+        for (let segment = 1; ; segment++) {
+          ctx.set<RestateRunStatus>(STATUS, { state: 'running', agent: request.agent, segment });
+          const step = await ctx.run(
+            `segment ${segment}`,
+            () => runSegment(agent, runId, request.input, store),
+            SEGMENT_RETRY,
+          );
+          if (step.kind === 'ended') {
+            const state = step.outcome.ok ? 'succeeded' : 'failed';
+            ctx.set<RestateRunStatus>(STATUS, { state, agent: request.agent, segment });
+            return step.outcome;
+          }
+          ctx.set<RestateRunStatus>(STATUS, {
+            state: 'awaiting-approval',
+            agent: request.agent,
+            segment,
+            waiting: step.waiting,
+          });
+          const wakeups: restate.RestatePromise<unknown>[] = step.waiting.map((waiting) =>
+            ctx.promise<unknown>(waiting.promise).get(),
+          );
+          if (step.wakeInMs !== undefined) wakeups.push(ctx.sleep(step.wakeInMs, 'deadline'));
+          // None: every waiting call was decided between the park and the listing; go on.
+          if (wakeups.length > 0) await restate.RestatePromise.race(wakeups);
+        }
+      },
+
+      /** A decision was posted for a waiting call: resolve its durable promise (first wins). */
+      async wake(ctx: restate.WorkflowSharedContext, promise: string): Promise<boolean> {
+        try {
+          await ctx.promise<boolean>(promise).resolve(true);
+          return true;
+        } catch (error) {
+          if (error instanceof restate.TerminalError) return false; // woken before
+          throw error;
+        }
+      },
+
+      async status(ctx: restate.WorkflowSharedContext): Promise<RestateRunStatus | null> {
+        return ctx.get<RestateRunStatus>(STATUS);
+      },
+    },
+  });
+}

@@ -1,0 +1,171 @@
+import cluster from 'node:cluster';
+import http2 from 'node:http2';
+import * as restate from '@restatedev/restate-sdk';
+import type { JournalStore } from '../durable/stores/journal-store.js';
+import { ConfigError } from '../errors.js';
+import { RestateHttp } from './ingress.js';
+import { journalObject } from './journal-object.js';
+import { restateStore } from './restate-store.js';
+import type { Agents } from './run-segment.js';
+import { runWorkflow } from './run-workflow.js';
+
+export interface WorkerOptions {
+  /** The chains and tool loops this worker runs, by the name clients `submit` with. */
+  readonly agents: Agents;
+  /** Restate's ingress, where the runs' journals are kept (restateStore), e.g. http://127.0.0.1:8080. */
+  readonly url: string;
+  /** The port the worker serves Restate on (all processes of a cluster share it). Default 9080. */
+  readonly port?: number;
+  /** The interface to listen on. Default 127.0.0.1; a server on another machine needs more. */
+  readonly host?: string;
+  /** Keep the journals elsewhere than in Restate (shared by every worker). Default restateStore({ url }). */
+  readonly store?: JournalStore;
+}
+
+const WORKER_OPTIONS = ['agents', 'url', 'port', 'host', 'store'];
+const CLUSTER_OPTIONS = [...WORKER_OPTIONS, 'processes'];
+
+/** A worker serving Restate in this process. */
+export interface Worker {
+  readonly port: number;
+  /** Stops accepting invocations and closes the connections Restate holds. */
+  close(): Promise<void>;
+}
+
+/** The Restate services a worker serves: the run workflow and the journal object. */
+export function statecraftServices(options: {
+  readonly agents: Agents;
+  readonly store: JournalStore;
+}) {
+  return [journalObject, runWorkflow(options)];
+}
+
+/** Serves the statecraft services for Restate from this process (HTTP/2, as Restate calls it). */
+export async function serveWorker(options: WorkerOptions): Promise<Worker> {
+  checkOptions('serveWorker', options, WORKER_OPTIONS);
+  const { agents, url, port = 9080, host = '127.0.0.1' } = options;
+  const store = options.store ?? restateStore({ url });
+  const handler = restate.createEndpointHandler({
+    services: statecraftServices({ agents, store }),
+  });
+  const server = http2.createServer(handler);
+  const sessions = new Set<http2.ServerHttp2Session>();
+  server.on('session', (session) => {
+    sessions.add(session);
+    session.on('close', () => sessions.delete(session));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  return {
+    port: typeof address === 'object' && address !== null ? address.port : port,
+    async close() {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const session of sessions) session.destroy();
+      await closed;
+    },
+  };
+}
+
+/** The primary of a worker cluster: its processes, and how to stop them. */
+export interface WorkerCluster {
+  /** The process ids of the live worker processes. */
+  pids(): number[];
+  /** Stops every worker process (SIGTERM) and waits for them to exit. */
+  close(): Promise<void>;
+}
+
+/**
+ * Serves the statecraft services from `processes` worker processes sharing one port (Node's
+ * `cluster`): register that one address with Restate, which spreads its HTTP/2 connections
+ * over them. A worker that dies is replaced; Restate retries its invocations on the others
+ * meanwhile. Call it from the top of your worker script: in the primary it forks and returns
+ * the cluster; in each forked process it serves and returns undefined.
+ */
+export async function serveCluster(
+  options: WorkerOptions & { readonly processes?: number },
+): Promise<WorkerCluster | undefined> {
+  checkOptions('serveCluster', options, CLUSTER_OPTIONS);
+  const { processes = 2, ...workerOptions } = options;
+  if (!Number.isInteger(processes) || processes < 1) {
+    throw new ConfigError('processes', 'serveCluster: processes is a whole number ≥ 1');
+  }
+  if (!cluster.isPrimary) {
+    await serveWorker(workerOptions);
+    return undefined;
+  }
+  let closing = false;
+  const fork = () => cluster.fork();
+  cluster.on('exit', () => {
+    if (!closing) fork();
+  });
+  const listening = Array.from(
+    { length: processes },
+    () =>
+      new Promise<void>((resolve) => {
+        fork().once('listening', () => resolve());
+      }),
+  );
+  await Promise.all(listening);
+  return {
+    pids: () =>
+      Object.values(cluster.workers ?? {}).flatMap((worker) =>
+        worker?.process.pid !== undefined && !worker.isDead() ? [worker.process.pid] : [],
+      ),
+    async close() {
+      closing = true;
+      const exits = Object.values(cluster.workers ?? {}).map(
+        (worker) =>
+          new Promise<void>((resolve) => {
+            if (!worker || worker.isDead()) return resolve();
+            worker.once('exit', () => resolve());
+            worker.kill('SIGTERM');
+          }),
+      );
+      await Promise.all(exits);
+    },
+  };
+}
+
+/**
+ * Tells Restate's admin API where a worker is (`POST /deployments`), so that it discovers the
+ * statecraft services and sends them their invocations. `force` replaces a deployment
+ * registered at that address before (a worker restarted with new code).
+ */
+export async function registerDeployment(options: {
+  readonly adminUrl: string;
+  readonly workerUrl: string;
+  readonly force?: boolean;
+  readonly timeoutMs?: number;
+}): Promise<void> {
+  const admin = new RestateHttp(options.adminUrl, options.timeoutMs ?? 30_000);
+  await admin.post('/deployments', { uri: options.workerUrl, force: options.force ?? true });
+}
+
+function checkOptions(where: string, options: object, known: readonly string[]): void {
+  if (typeof options !== 'object' || options === null) {
+    throw new ConfigError('options', `${where}({ agents, url, … })`);
+  }
+  const problems = Object.keys(options)
+    .filter((key) => !known.includes(key))
+    .map((option) => ({ option, message: `unknown option (known: ${known.join(', ')})` }));
+  const { agents, url } = options as Partial<WorkerOptions>;
+  if (typeof agents !== 'object' || agents === null || Object.keys(agents).length === 0) {
+    problems.push({ option: 'agents', message: 'an object of chains / tool loops by name' });
+  } else {
+    for (const [name, agent] of Object.entries(agents)) {
+      if (typeof (agent as { invoke?: unknown })?.invoke !== 'function') {
+        problems.push({ option: `agents.${name}`, message: 'a chain or tool loop (with invoke)' });
+      }
+    }
+  }
+  if (typeof url !== 'string' || !/^https?:\/\/\S+$/.test(url)) {
+    problems.push({ option: 'url', message: "Restate's ingress, e.g. http://127.0.0.1:8080" });
+  }
+  if (problems.length > 0) throw ConfigError.of(where, problems);
+}

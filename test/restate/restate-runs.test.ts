@@ -1,0 +1,108 @@
+// SPEC X3: chains and tool loops on Restate, started for real on 127.0.0.1: a server from the
+// npm package with a temporary base directory, and one deployment of 2 worker processes.
+import { memoryStore } from 'statecraft';
+import { restateRuns } from 'statecraft/restate';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Deployment, isAlive, startDeployment } from './deployment.js';
+import { inputOf, surveyLoop, tripChain } from './workload.js';
+
+let deployment: Deployment;
+beforeAll(async () => {
+  deployment = await startDeployment({ processes: 2 });
+}, 90_000);
+
+afterAll(async () => {
+  const pids = deployment ? [...deployment.pids] : [];
+  await deployment?.stop();
+  // No process left behind: the server and every worker this file started are gone.
+  expect(pids.filter(isAlive)).toEqual([]);
+}, 60_000);
+
+/** What a run's output says, without its timings: text, transcript, tool results. */
+function comparable(agent: 'trip' | 'survey', result: Record<string, unknown>) {
+  if (agent === 'trip') {
+    return { text: result.text, transcript: result.transcript, steps: result.iterations };
+  }
+  return {
+    answer: result.answer,
+    rounds: result.rounds,
+    actionResults: result.actionResults,
+    plans: result.plans,
+  };
+}
+
+describe('statecraft on Restate', { timeout: 120_000 }, () => {
+  it('runs 200 chains and tool loops on 2 worker processes with the outputs of the same runs in memory', async () => {
+    const runs = restateRuns({ url: deployment.server.url, adminUrl: deployment.server.adminUrl });
+    const work = Array.from({ length: 200 }, (_, i) => {
+      const agent = i % 2 === 0 ? ('trip' as const) : ('survey' as const);
+      return { agent, runId: `load-${i}`, input: inputOf(agent, i) };
+    });
+    await Promise.all(work.map((w) => runs.submit(w.runId, w.agent, w.input)));
+    const onRestate = await Promise.all(
+      work.map((w) => runs.result<Record<string, unknown>>(w.runId, { timeoutMs: 90_000 })),
+    );
+
+    const trip = tripChain();
+    const survey = surveyLoop();
+    const store = memoryStore();
+    const inMemory = await Promise.all(
+      work.map(
+        (w) =>
+          (w.agent === 'trip'
+            ? trip.invoke(w.input, { runId: w.runId, store })
+            : survey.invoke(w.input, { runId: w.runId, store })) as unknown as Promise<
+            Record<string, unknown>
+          >,
+      ),
+    );
+    work.forEach((w, i) => {
+      expect(comparable(w.agent, onRestate[i] ?? {})).toEqual(
+        comparable(w.agent, inMemory[i] ?? {}),
+      );
+    });
+    expect(onRestate[0]?.text).toBe('trip 0: reserve-0, charge-0, ship-0');
+    expect(typeof onRestate[0]?.details).toBe('function');
+
+    // The journals are the same entries, in Restate and in memory, but for their timings.
+    const shape = (entries: readonly Record<string, unknown>[] | undefined) =>
+      entries?.map(({ type, seq, callId, effect, hash }) => ({ type, seq, callId, effect, hash }));
+    for (const w of work.slice(0, 10)) {
+      expect(shape(await runs.store.read(w.runId))).toEqual(shape(await store.read(w.runId)));
+    }
+
+    // Both processes served runs: Restate spread its connections over the cluster.
+    const pids = new Set(deployment.effects().map((line) => line.pid));
+    expect(pids.size).toBe(2);
+
+    const status = await runs.status('load-0');
+    expect(status).toMatchObject({ state: 'succeeded', agent: 'trip' });
+    const listed = await runs.store.list();
+    expect(listed.filter((run) => run.runId.startsWith('load-'))).toHaveLength(200);
+    expect(await runs.status('never-submitted')).toBeUndefined();
+  });
+
+  it('attaches a second submission of a run id to the one run, and refuses it other input', async () => {
+    const runs = restateRuns({ url: deployment.server.url });
+    const first = await runs.submit('twice-1', 'trip', 'trip 7001');
+    const second = await runs.submit('twice-1', 'trip', 'trip 7001');
+    expect(first.attached).toBe(false);
+    expect(second.attached).toBe(true);
+    const result = await runs.result<{ text: string }>('twice-1');
+    expect(result.text).toBe('trip 7001: reserve-7001, charge-7001, ship-7001');
+    const models = deployment
+      .effects()
+      .filter((line) => line.kind === 'model' && line.phase === 'start');
+    const keys = models.map((line) => line.key);
+    expect(new Set(keys).size).toBe(keys.length);
+    await expect(runs.submit('twice-1', 'trip', 'trip 7002')).rejects.toMatchObject({
+      code: 'JOURNAL_MISMATCH',
+    });
+  });
+
+  it('fails a run of an agent no worker serves, saying which agents there are', async () => {
+    const runs = restateRuns({ url: deployment.server.url });
+    await runs.submit('nobody-1', 'nobody', 'hello');
+    await expect(runs.result('nobody-1')).rejects.toThrow(/No agent 'nobody'.*trip/);
+  });
+});

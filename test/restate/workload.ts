@@ -1,0 +1,166 @@
+// The agents the Restate tests and `npm run bench:restate` run, in the test process (in
+// memory, for the expected outputs) and in worker processes (on Restate). Every model call and
+// tool execution appends one line to the effect log named by STATECRAFT_EFFECT_LOG, from
+// whichever process runs it, so a test can count what ran twice.
+import { createHash } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
+import { createChain, createToolLoop, defineTool, type ModelRequest } from 'statecraft';
+import { ScriptedModel, type ScriptedTurn } from 'statecraft/testing';
+import { z } from 'zod';
+
+export const EFFECT_LOG_ENV = 'STATECRAFT_EFFECT_LOG';
+/** Milliseconds each model call and tool takes: long enough for a kill to land mid-call. */
+export const EFFECT_MS_ENV = 'STATECRAFT_EFFECT_MS';
+
+export interface EffectLine {
+  readonly pid: number;
+  readonly kind: 'model' | 'tool';
+  readonly phase: 'start' | 'done';
+  /** model: a hash of its request; tool: its idempotency key `<runId>:<callId>`. */
+  readonly key: string;
+}
+
+function logEffect(kind: EffectLine['kind'], phase: EffectLine['phase'], key: string): void {
+  const file = process.env[EFFECT_LOG_ENV];
+  if (!file) return;
+  const line: EffectLine = { pid: process.pid, kind, phase, key };
+  appendFileSync(file, `${JSON.stringify(line)}\n`);
+}
+
+const effectMs = () => Number(process.env[EFFECT_MS_ENV] ?? 0);
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A model whose answer is a function of the request: the same for the same run anywhere. */
+function loggedModel(answer: (request: ModelRequest) => ScriptedTurn): ScriptedModel {
+  return new ScriptedModel(async (request) => {
+    // The same request, wherever and whenever it is made, has the same key.
+    const messages = JSON.stringify(request.messages.toArray());
+    const key = `${createHash('sha256').update(messages).digest('hex').slice(0, 16)}:${request.responseFormat?.type ?? 'text'}`;
+    logEffect('model', 'start', key);
+    await pause(effectMs());
+    const turn = answer(request);
+    logEffect('model', 'done', key);
+    return turn;
+  });
+}
+
+const loggedTool = (name: string, needsApproval = false, approvalTimeoutMs?: number) =>
+  defineTool({
+    name,
+    description: `Does ${name} for a trip.`,
+    input: z.object({ n: z.number() }),
+    ...(needsApproval && { needsApproval: true }),
+    ...(approvalTimeoutMs !== undefined && { approvalTimeoutMs }),
+    execute: async ({ n }, context) => {
+      const key = context.idempotencyKey ?? `${name}:${n}`;
+      logEffect('tool', 'start', key);
+      await pause(effectMs());
+      logEffect('tool', 'done', key);
+      return `${name}-${n}`;
+    },
+  });
+
+const numberIn = (request: ModelRequest): number => {
+  const user = request.messages.toArray().find((m) => m.role === 'user');
+  const text = typeof user?.content === 'string' ? user.content : '';
+  return Number(text.split(' ').at(-1)) || 0;
+};
+
+const toolOutputs = (request: ModelRequest): string =>
+  request.messages
+    .toArray()
+    .flatMap((m) => (m.role === 'tool' ? [String(m.success ? m.output : m.error)] : []))
+    .join(', ');
+
+/** Three model calls; two tools at once, then one. Input: `trip <n>`. */
+export function tripChain() {
+  const model = loggedModel((request) => {
+    const n = numberIn(request);
+    const step = request.messages.toArray().filter((m) => m.role === 'assistant').length;
+    if (step === 0) {
+      return {
+        toolCalls: [
+          { id: `r${n}`, name: 'reserve', arguments: { n } },
+          { id: `c${n}`, name: 'charge', arguments: { n } },
+        ],
+      };
+    }
+    if (step === 1) return { toolCalls: [{ id: `s${n}`, name: 'ship', arguments: { n } }] };
+    return { text: `trip ${n}: ${toolOutputs(request)}` };
+  });
+  return createChain({
+    name: 'trip',
+    model,
+    tools: [loggedTool('reserve'), loggedTool('charge'), loggedTool('ship')],
+  });
+}
+
+/** One planned round of two commands, then the response. Input: `survey <n>`. */
+export function surveyLoop() {
+  const model = loggedModel((request) => {
+    if (request.responseFormat?.type !== 'json_schema') {
+      return { text: `survey done: ${request.messages.toArray().length} messages` };
+    }
+    const user = request.messages.toArray().find((m) => m.role === 'user');
+    const context = JSON.parse(typeof user?.content === 'string' ? user.content : '{}') as {
+      roundIndex?: number;
+      userInput?: string;
+    };
+    const n =
+      Number(
+        String(context.userInput ?? '')
+          .split(' ')
+          .at(-1),
+      ) || 0;
+    if (context.roundIndex === 0) {
+      const command = (purpose: string, toolName: string) => ({
+        purpose,
+        toolName,
+        toolKwargs: { n },
+      });
+      return {
+        text: JSON.stringify({
+          nextAction: 'execute',
+          executionCommands: [command('Measure', 'measure'), command('Weigh', 'weigh')],
+        }),
+      };
+    }
+    return { text: JSON.stringify({ nextAction: 'response', executionCommands: [] }) };
+  });
+  return createToolLoop({
+    name: 'survey',
+    model,
+    tools: [loggedTool('measure'), loggedTool('weigh')],
+    maxRounds: 3,
+  });
+}
+
+/** A refund that needs a person's approval. Input: `refund <n>`. */
+export function refundChain(approvalTimeoutMs?: number) {
+  const model = loggedModel((request) => {
+    const n = numberIn(request);
+    const step = request.messages.toArray().filter((m) => m.role === 'assistant').length;
+    if (step === 0) return { toolCalls: [{ id: `f${n}`, name: 'refund', arguments: { n } }] };
+    return { text: `refund ${n}: ${toolOutputs(request)}` };
+  });
+  return createChain({
+    name: 'refund',
+    model,
+    tools: [loggedTool('refund', true, approvalTimeoutMs)],
+  });
+}
+
+/** Every agent a test worker serves, by name. */
+export function workloadAgents() {
+  return {
+    trip: tripChain(),
+    survey: surveyLoop(),
+    refund: refundChain(),
+    'refund-deadline': refundChain(3_000),
+  };
+}
+
+/** The input of run `i` for `agent`. */
+export function inputOf(agent: 'trip' | 'survey', i: number): string {
+  return `${agent} ${i}`;
+}
