@@ -337,6 +337,12 @@ export class ApprovalGate {
     if (!onOnlyWaiting || this.#waiters.size === 0) return;
     if (this.#unsettled !== this.#waiters.size || this.#asking > 0 || this.#sent.size > 0) return;
     if (inbox && (!this.#inboxChecked || this.#inboxRead)) return;
+    // A deadline that has passed is a decision on its way (its timer reads the inbox, then
+    // rejects): a run resumed after it must take it, not park again on the same call.
+    const now = Date.now();
+    for (const waiter of this.#waiters.values()) {
+      if (waiter.deadline !== undefined && waiter.deadline <= now) return;
+    }
     onOnlyWaiting(this.waiting);
   }
 }

@@ -344,6 +344,19 @@ describe('tool-loop approval deadlines', () => {
     });
   });
 
+  it('a parked run resumed to park again after its deadline fires the deadline rather than park', async () => {
+    const store = memoryStore();
+    const ran: string[] = [];
+    const loop = loopOf([pay(500)], ran, { approvalTimeoutMs: 20 });
+    await expect(loop.invoke('Pay', { runId: 'l', store, parkForApproval: true })).rejects.toThrow(
+      /parked/,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    const result = await loop.resume('l', { store, parkForApproval: true });
+    expect(result.toolLogs[0]?.error).toBe('Not approved: no decision in time');
+    expect(ran).toEqual([]);
+  });
+
   it("fails the run with onApprovalTimeout: 'fail', keeping the round's finished records", async () => {
     const ran: string[] = [];
     const loop = loopOf([pay(500), pay(5)], ran, {

@@ -455,6 +455,24 @@ describe('decisions against deadlines and reused call ids', () => {
     expect(toolMessages(result.transcript)[0]?.error).toBe('Not approved: no decision in time');
   });
 
+  it('a parked run resumed to park again after its deadline fires the deadline rather than park', async () => {
+    const store = memoryStore();
+    const ran: string[] = [];
+    const chain = createChain({
+      model: script([{ id: 'c1', name: 'drop_table', arguments: { table: 'tmp' } }]),
+      tools: tools(ran),
+      approvalTimeoutMs: 20,
+    });
+    await expect(
+      chain.invoke('Clean', { runId: 'r', store, parkForApproval: true }),
+    ).rejects.toThrow(/parked/);
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    // As a worker resumes a parked run when its deadline's timer wakes it (statecraft/restate).
+    const result = await chain.resume('r', { store, parkForApproval: true });
+    expect(toolMessages(result.transcript)[0]?.error).toBe('Not approved: no decision in time');
+    expect(ran).toEqual([]);
+  });
+
   it('a call id the model uses again in a later step is asked about again', async () => {
     const ran: string[] = [];
     const store = memoryStore();
