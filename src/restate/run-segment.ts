@@ -37,6 +37,7 @@ export type Segment =
 
 // A deadline is looked at just after it passes, so that the run finds it passed.
 const DEADLINE_SLACK_MS = 5;
+const PASSED_DEADLINE_RETRY_MS = 1_000;
 
 /**
  * Runs (or resumes: the same call attaches to a run the store holds) `runId` on `store` until
@@ -99,6 +100,9 @@ async function parked(runId: string, store: JournalStore): Promise<Segment> {
   });
   const deadlines = waiting.flatMap((call) => (call.deadline === undefined ? [] : [call.deadline]));
   if (deadlines.length === 0) return { kind: 'parked', waiting };
-  const wakeInMs = Math.max(0, Math.min(...deadlines) - Date.now()) + DEADLINE_SLACK_MS;
+  const untilFirst = Math.min(...deadlines) - Date.now();
+  // A run takes a deadline that has passed rather than park on it; should one park anyway,
+  // it is looked at again a second later, not in a busy loop.
+  const wakeInMs = untilFirst > 0 ? untilFirst + DEADLINE_SLACK_MS : PASSED_DEADLINE_RETRY_MS;
   return { kind: 'parked', waiting, wakeInMs };
 }
