@@ -145,6 +145,29 @@ async function healthy(url: string, adminUrl: string, timeoutMs: number): Promis
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
+  // Healthy is not yet serving: its partitions come up just after. Ready when a query over
+  // every partition's state answers.
+  for (;;) {
+    try {
+      const response = await fetch(`${adminUrl}/query`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ query: 'SELECT count(*) AS n FROM state' }),
+        signal: AbortSignal.timeout(2_000),
+      });
+      if (response.ok) return;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > deadline) {
+      throw new RestateRequestError(
+        adminUrl,
+        0,
+        `restate-server partitions not up after ${timeoutMs} ms`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 function freePort(): Promise<number> {

@@ -9,8 +9,8 @@ import {
 } from '../durable/stores/journal-store.js';
 import { assertValidRunId } from '../durable/stores/run-id.js';
 import { ConfigError } from '../errors.js';
-import { RestateHttp } from './ingress.js';
-import type { JournalListing, JournalReply } from './journal-object.js';
+import { RestateHttp, RestateRequestError } from './ingress.js';
+import { type JournalListing, type JournalReply, LISTING } from './journal-object.js';
 import { JOURNAL_SERVICE } from './service-names.js';
 
 export interface RestateStoreOptions {
@@ -55,8 +55,8 @@ export function restateStore(options: RestateStoreOptions): JournalStore {
   }
 
   return {
-    append(runId, entry) {
-      return batches.add(runId, entryLine(runId, entry));
+    async append(runId, entry) {
+      await batches.add(runId, entryLine(runId, entry));
     },
     async read(runId) {
       assertValidRunId(runId);
@@ -70,13 +70,7 @@ export function restateStore(options: RestateStoreOptions): JournalStore {
           'restateStore: list() reads the runs from the admin API; give its address (e.g. http://127.0.0.1:9070)',
         );
       }
-      const { rows } = await admin.post<{ rows: { service_key: string; value_utf8: string }[] }>(
-        '/query',
-        {
-          query: `SELECT service_key, value_utf8 FROM state WHERE service_name = '${JOURNAL_SERVICE}' AND key = 'listing'`,
-        },
-        { accept: 'application/json' },
-      );
+      const { rows } = await listingRows(admin);
       const listings: RunListing[] = rows.map((row) => {
         const listing = JSON.parse(row.value_utf8) as JournalListing;
         return {
@@ -113,6 +107,24 @@ export function restateStore(options: RestateStoreOptions): JournalStore {
       return lines.map((line) => JSON.parse(line) as JournalEntry);
     },
   };
+}
+
+const LISTING_QUERY = `SELECT service_key, value_utf8 FROM state WHERE service_name = '${JOURNAL_SERVICE}' AND key = '${LISTING}'`;
+/** Attempts of the listing query: its engine briefly fails while partitions move or start. */
+const LISTING_ATTEMPTS = 5;
+
+async function listingRows(
+  admin: RestateHttp,
+): Promise<{ rows: { service_key: string; value_utf8: string }[] }> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await admin.post('/query', { query: LISTING_QUERY }, { accept: 'application/json' });
+    } catch (error) {
+      const transient = RestateRequestError.isInstance(error) && error.status >= 500;
+      if (!transient || attempt >= LISTING_ATTEMPTS) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+    }
+  }
 }
 
 function checkedOptions(options: RestateStoreOptions): RestateStoreOptions {

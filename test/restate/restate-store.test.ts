@@ -1,0 +1,106 @@
+// restateStore: the JournalStore contract every store keeps, against a real Restate server
+// with the journal object served from this process, and what only this store does (fencing,
+// batching, its options).
+import { ConfigError, type JournalStore } from 'statecraft';
+import {
+  type LocalRestate,
+  registerDeployment,
+  restateStore,
+  serveWorker,
+  startLocalRestate,
+  type Worker,
+} from 'statecraft/restate';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  describeJournalStoreContract,
+  journalErrorOf,
+  startEntry,
+} from '../durable/stores/journal-store-contract.js';
+import { tripChain } from './workload.js';
+
+let server: LocalRestate;
+let worker: Worker;
+beforeAll(async () => {
+  server = await startLocalRestate();
+  worker = await serveWorker({ agents: { trip: tripChain() }, url: server.url, port: 0 });
+  await registerDeployment({
+    adminUrl: server.adminUrl,
+    workerUrl: `http://127.0.0.1:${worker.port}`,
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await worker?.close();
+  const pid = server?.pid();
+  await server?.stop();
+  if (pid !== undefined) expect(() => process.kill(pid, 0)).toThrow();
+}, 30_000);
+
+const storeOf = (): JournalStore =>
+  restateStore({ url: server.url, adminUrl: server.adminUrl, timeoutMs: 10_000 });
+
+/** The contract's tests each expect an empty store: every run the server holds is deleted. */
+async function emptied(): Promise<JournalStore> {
+  const store = storeOf();
+  for (const run of await store.list()) await store.delete(run.runId);
+  return store;
+}
+
+describe('restateStore', { timeout: 30_000 }, () => {
+  describeJournalStoreContract('restateStore', emptied);
+
+  it('fences: once another holder acquires a run, the earlier one can write nothing more', async () => {
+    const first = await emptied();
+    const second = storeOf();
+    await first.append('fenced', startEntry('fenced'));
+    const release = await first.acquire?.('fenced');
+    await first.append('fenced', { type: 'note', n: 1 });
+    await second.acquire?.('fenced');
+    await journalErrorOf(first.append('fenced', { type: 'note', n: 2 }), 'run-busy');
+    await second.append('fenced', { type: 'note', n: 3 });
+    await release?.(); // the earlier holder's release does not free the run from the later one
+    await expect(first.append('fenced', { type: 'note', n: 4 })).resolves.toBeUndefined();
+    expect(((await second.read('fenced')) ?? []).map((e) => e.n)).toEqual([undefined, 1, 3, 4]);
+  });
+
+  it('sends un-awaited appends together, in order, and fails those queued behind a failed one', async () => {
+    const store = await emptied();
+    await store.append('batched', startEntry('batched'));
+    const writes = Array.from({ length: 200 }, (_, n) => store.append('batched', { type: 'n', n }));
+    await Promise.all(writes);
+    const entries = (await store.read('batched')) ?? [];
+    expect(entries.slice(1).map((e) => e.n)).toEqual(Array.from({ length: 200 }, (_, n) => n));
+
+    // An unknown run: the first request fails, and so does every line queued behind it.
+    const failed = await Promise.allSettled([
+      store.append('no-such-run', { type: 'n', n: 1 }),
+      store.append('no-such-run', { type: 'n', n: 2 }),
+      store.append('no-such-run', { type: 'n', n: 3 }),
+    ]);
+    expect(failed.map((f) => f.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect(await store.read('no-such-run')).toBeUndefined();
+  });
+
+  it('names each bad option at construction', () => {
+    const error = (() => {
+      try {
+        restateStore({ url: 'localhost:8080', timeoutMs: -1, retries: 3 } as never);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(ConfigError.isInstance(error)).toBe(true);
+    const options = (error as ConfigError).problems.map((p) => p.option).sort();
+    expect(options).toEqual(['retries', 'timeoutMs', 'url']);
+  });
+
+  it('says list() needs the admin API when it has no adminUrl', async () => {
+    const store = restateStore({ url: server.url });
+    await expect(store.list()).rejects.toThrow(/adminUrl/);
+  });
+
+  it('fails a request to a server that is not there with RestateRequestError, within its timeout', async () => {
+    const store = restateStore({ url: 'http://127.0.0.1:9', timeoutMs: 2_000 });
+    await expect(store.read('any')).rejects.toMatchObject({ code: 'RESTATE_REQUEST_ERROR' });
+  });
+});
