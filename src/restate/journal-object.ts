@@ -57,16 +57,24 @@ export const journalObject = restate.object({
   handlers: {
     async append(ctx: restate.ObjectContext, request: AppendRequest): Promise<JournalReply<null>> {
       const runId = ctx.key;
+      let count = (await ctx.get<number>(COUNT)) ?? 0;
       const holder = await ctx.get<string>(HOLDER);
-      if (holder !== null && request.holder !== undefined && request.holder !== holder) {
+      // A second start is refused as such (attach instead), whoever sends it.
+      const entries = request.lines.map((line) => JSON.parse(line) as Entry);
+      const startsAgain = count > 0 && entries.some((entry) => entry.type === 'start');
+      if (
+        !startsAgain &&
+        holder !== null &&
+        request.holder !== undefined &&
+        request.holder !== holder
+      ) {
         return refused(
           'run-busy',
           `Run '${runId}' was taken over by another worker (its attempt was retried): this one may not write its journal any more`,
         );
       }
-      let count = (await ctx.get<number>(COUNT)) ?? 0;
-      for (const line of request.lines) {
-        const entry = JSON.parse(line) as Entry;
+      for (const [index, entry] of entries.entries()) {
+        const line = request.lines[index] as string;
         if (entry.type === 'start') {
           if (count > 0) {
             return refused(
@@ -74,6 +82,8 @@ export const journalObject = restate.object({
               `Run "${runId}" already exists: attach to it or resume it instead of starting it again`,
             );
           }
+          // The writer that creates a run holds it from its first entry on.
+          if (request.holder !== undefined) ctx.set(HOLDER, request.holder);
           ctx.set<JournalListing>(LISTING, {
             kind: String(entry.kind),
             startedAt: Number(entry.startedAt),
@@ -86,6 +96,8 @@ export const journalObject = restate.object({
           );
         }
         if (entry.type === 'end') {
+          // An ended run has no more writers: nothing to release.
+          ctx.clear(HOLDER);
           const listing = await ctx.get<JournalListing>(LISTING);
           const status = entry.status === 'succeeded' ? 'succeeded' : 'failed';
           if (listing) ctx.set<JournalListing>(LISTING, { ...listing, status });

@@ -40,7 +40,12 @@ export function restateStore(options: RestateStoreOptions): JournalStore {
   const { url, adminUrl, timeoutMs = 30_000 } = checkedOptions(options);
   const ingress = new RestateHttp(url, timeoutMs);
   const admin = adminUrl === undefined ? undefined : new RestateHttp(adminUrl, timeoutMs);
+  /** This store's claim on each run it writes (see acquire). */
   const holders = new Map<string, string>();
+  /** Runs this store just created: it holds them already, from their start entry. */
+  const claimedAtStart = new Set<string>();
+  /** Runs whose end entry this store wrote: their claim went with it. */
+  const ended = new Set<string>();
   const batches = new AppendBatches((runId, lines) =>
     call(runId, 'append', { lines, ...(holders.has(runId) && { holder: holders.get(runId) }) }),
   );
@@ -56,7 +61,19 @@ export function restateStore(options: RestateStoreOptions): JournalStore {
 
   return {
     async append(runId, entry) {
-      await batches.add(runId, entryLine(runId, entry));
+      const line = entryLine(runId, entry);
+      if (entry.type === 'end') ended.add(runId);
+      if (entry.type !== 'start') return batches.add(runId, line);
+      // A run's creator holds it from its start entry (see acquire): one request, not two.
+      const holder = randomUUID();
+      holders.set(runId, holder);
+      try {
+        await batches.add(runId, line);
+        claimedAtStart.add(runId);
+      } catch (error) {
+        if (holders.get(runId) === holder) holders.delete(runId);
+        throw error;
+      }
     },
     async read(runId) {
       assertValidRunId(runId);
@@ -88,14 +105,19 @@ export function restateStore(options: RestateStoreOptions): JournalStore {
     },
     async acquire(runId) {
       assertValidRunId(runId);
-      const holder = randomUUID();
-      await call(runId, 'acquire', holder);
-      holders.set(runId, holder);
+      let holder = holders.get(runId);
+      if (holder === undefined || !claimedAtStart.delete(runId)) {
+        holder = randomUUID();
+        await call(runId, 'acquire', holder);
+        holders.set(runId, holder);
+      }
+      const claim = holder;
       return async () => {
-        if (holders.get(runId) !== holder) return;
+        if (holders.get(runId) !== claim) return;
         await batches.settled(runId);
         holders.delete(runId);
-        await call(runId, 'release', holder);
+        // The end entry released it (journal-object.ts); a parked run's is released here.
+        if (!ended.delete(runId)) await call(runId, 'release', claim);
       };
     },
     async post(runId, message) {
@@ -172,7 +194,15 @@ class AppendBatches {
       batch.lines.push(line);
       batch.waiters.push({ resolve, reject });
       this.#queued.set(runId, batch);
-      if (!this.#inFlight.has(runId)) this.#flush(runId);
+      if (this.#inFlight.has(runId)) return;
+      // Sent at the end of this turn of the event loop rather than at once: an effect's
+      // answer and the next effect's intent are appended one right after the other, and go
+      // in one request instead of two in a row.
+      const linger = new Promise<void>((resolve) => setImmediate(resolve));
+      this.#inFlight.set(
+        runId,
+        linger.then(() => this.#flush(runId)),
+      );
     });
   }
 
