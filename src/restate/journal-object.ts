@@ -1,5 +1,6 @@
 import * as restate from '@restatedev/restate-sdk';
 import type { JournalErrorReason } from '../durable/journal-error.js';
+import { REDISPATCH } from './retry-policy.js';
 import { JOURNAL_SERVICE, RUN_SERVICE } from './service-names.js';
 
 // X3: a run's journal kept in Restate, as the state of one virtual object per run id. An
@@ -54,6 +55,7 @@ async function readLines(ctx: restate.ObjectContext): Promise<string[]> {
 
 export const journalObject = restate.object({
   name: JOURNAL_SERVICE,
+  options: { retryPolicy: REDISPATCH },
   handlers: {
     async append(ctx: restate.ObjectContext, request: AppendRequest): Promise<JournalReply<null>> {
       const runId = ctx.key;

@@ -2,6 +2,7 @@ import * as restate from '@restatedev/restate-sdk';
 import type { JournalStore } from '../durable/stores/journal-store.js';
 import type { JsonValue } from '../viz/to-json.js';
 import { journalObject } from './journal-object.js';
+import { REDISPATCH } from './retry-policy.js';
 import { type Agents, runSegment, type Waiting } from './run-segment.js';
 import { RUN_SERVICE } from './service-names.js';
 
@@ -60,6 +61,7 @@ const SEGMENT_RETRY = {
 export function runWorkflow({ agents, store }: RunWorkflowOptions) {
   return restate.workflow({
     name: RUN_SERVICE,
+    options: { retryPolicy: REDISPATCH },
     handlers: {
       async run(ctx: restate.WorkflowContext, request: RunRequest): Promise<RunOutcome> {
         const runId = ctx.key;

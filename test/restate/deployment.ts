@@ -89,10 +89,11 @@ export async function startDeployment(
     port,
     effectLog,
     pids,
+    // Only whole lines: a worker may be appending one as the log is read.
     effects: () =>
       readFileSync(effectLog, 'utf8')
         .split('\n')
-        .filter((line) => line !== '')
+        .slice(0, -1)
         .map((line) => JSON.parse(line) as EffectLine),
     async startWorkers() {
       deployment.workers = await startWorkers();

@@ -18,12 +18,14 @@ export interface EffectLine {
   readonly phase: 'start' | 'done';
   /** model: a hash of its request; tool: its idempotency key `<runId>:<callId>`. */
   readonly key: string;
+  /** Epoch milliseconds. */
+  readonly at: number;
 }
 
 function logEffect(kind: EffectLine['kind'], phase: EffectLine['phase'], key: string): void {
   const file = process.env[EFFECT_LOG_ENV];
   if (!file) return;
-  const line: EffectLine = { pid: process.pid, kind, phase, key };
+  const line: EffectLine = { pid: process.pid, kind, phase, key, at: Date.now() };
   appendFileSync(file, `${JSON.stringify(line)}\n`);
 }
 
