@@ -69,19 +69,22 @@ async function throughput(processes: number) {
  * next tool call on another worker: Restate noticing the dead connection, re-dispatching, and
  * the segment resuming its journal. Median over KILL_ROUNDS kills.
  */
-async function killToContinuation(): Promise<{ ms: number[]; repeated: number }> {
-  const deployment = await startDeployment({ processes: 2, effectMs: 20 });
+async function killToContinuation(
+  runsPerRound: number,
+  effectMs: number,
+): Promise<{ ms: number[]; repeated: number }> {
+  const deployment = await startDeployment({ processes: 2, effectMs });
   const gaps: number[] = [];
   let repeated = 0;
   try {
     const runs = restateRuns({ url: deployment.server.url });
     for (let round = 0; round < KILL_ROUNDS; round++) {
       const prefix = `kill${round}`;
-      const ids = Array.from({ length: 60 }, (_, i) => i);
+      const ids = Array.from({ length: runsPerRound }, (_, i) => i);
       const submitted = Promise.all(
         ids.map((i) => runs.submit(`${prefix}-${i}`, 'trip', inputOf('trip', 1000 * round + i))),
       );
-      const { victim, killedAt } = await killBusyWorker(deployment, prefix);
+      const { victim, killedAt } = await killBusyWorker(deployment, prefix, runsPerRound);
       await submitted;
       await Promise.all(ids.map((i) => runs.result(`${prefix}-${i}`, { timeoutMs: 120_000 })));
       const lines = deployment.effects().filter((line) => line.key.startsWith(`${prefix}-`));
@@ -104,7 +107,7 @@ async function killToContinuation(): Promise<{ ms: number[]; repeated: number }>
   }
 }
 
-async function killBusyWorker(deployment: Deployment, prefix: string) {
+async function killBusyWorker(deployment: Deployment, prefix: string, runsPerRound: number) {
   for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
     const lines = deployment.effects().filter((line) => line.key.startsWith(`${prefix}-`));
     const open = new Map<string, number>();
@@ -112,7 +115,7 @@ async function killBusyWorker(deployment: Deployment, prefix: string) {
       if (line.phase === 'start') open.set(line.key, line.pid);
       else open.delete(line.key);
     }
-    const victim = lines.length > 40 ? [...open.values()][0] : undefined;
+    const victim = lines.length > runsPerRound ? [...open.values()][0] : undefined;
     if (victim !== undefined) {
       const killedAt = Date.now();
       process.kill(victim, 'SIGKILL');
@@ -147,7 +150,8 @@ async function oneProcessFileStore(): Promise<number> {
 
 const one = await throughput(1);
 const two = await throughput(2);
-const kills = await killToContinuation();
+const light = await killToContinuation(10, 100);
+const loaded = await killToContinuation(60, 20);
 const file = await oneProcessFileStore();
 
 const ms = (value: number) => `${fmt(value)} ms`;
@@ -165,14 +169,19 @@ printTable(
       measure: 'run latency alone, p50 / p99 (2 processes, 30 runs one at a time)',
       value: `${ms(percentile(two.single, 0.5))} / ${ms(percentile(two.single, 0.99))}`,
     },
-    {
-      measure: `kill -9 of a busy worker → its runs' next call elsewhere (median of ${kills.ms.length})`,
-      value: `${ms(median(kills.ms))} (each: ${kills.ms.map((m) => fmt(m)).join(', ')})`,
-    },
-    {
-      measure: 'calls started twice over those kills (each at most twice)',
-      value: String(kills.repeated),
-    },
+    ...[
+      { kills: light, load: '10 runs in flight' },
+      { kills: loaded, load: '60 runs in flight, CPU saturated' },
+    ].flatMap(({ kills, load }) => [
+      {
+        measure: `kill -9 of a busy worker → its runs' next call elsewhere, ${load} (median of ${kills.ms.length})`,
+        value: `${ms(median(kills.ms))} (each: ${kills.ms.map((m) => fmt(m, 0)).join(', ')})`,
+      },
+      {
+        measure: `  calls started twice over those ${kills.ms.length} kills (each at most twice)`,
+        value: String(kills.repeated),
+      },
+    ]),
     {
       measure: `same ${RUNS} runs, one process, fileStore (no Restate)`,
       value: `${fmt(file)} runs/s`,

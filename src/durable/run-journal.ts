@@ -302,8 +302,19 @@ export class RunJournal {
 
   /** Milliseconds left before `limitMs` after the run's journaled start; 0 once passed. */
   remaining(limitMs: number): number {
+    if (limitMs > 0) this.#deadlineAt = this.startedAt + limitMs;
     return Math.max(0, this.startedAt + limitMs - Date.now());
   }
+
+  /**
+   * Epoch milliseconds the run's own deadline (maxExecutionTime, a loop's timeout) ends, once
+   * its machine has set the timer: a parked run must be looked at again by then.
+   */
+  get deadlineAt(): number | undefined {
+    return this.#deadlineAt;
+  }
+
+  #deadlineAt: number | undefined;
 
   /**
    * The machine asked for an effect. Decides from the journal whether to deliver its answer,

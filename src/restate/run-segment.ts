@@ -58,7 +58,7 @@ export async function runSegment(
     });
     return { kind: 'ended', outcome: { ok: true, ...encodedResult(output) } };
   } catch (error) {
-    if (ApprovalPendingError.isInstance(error)) return parked(runId, store);
+    if (ApprovalPendingError.isInstance(error)) return parked(runId, store, error.deadlineAt);
     if (isOutsideTheRun(error)) throw error;
     return { kind: 'ended', outcome: { ok: false, error: encode(error) } };
   }
@@ -83,7 +83,11 @@ function isOutsideTheRun(error: unknown): boolean {
   );
 }
 
-async function parked(runId: string, store: JournalStore): Promise<Segment> {
+async function parked(
+  runId: string,
+  store: JournalStore,
+  runDeadline: number | undefined,
+): Promise<Segment> {
   const pending = await approvals(store).list(runId);
   const entries = (await store.read(runId)) ?? [];
   const waiting = pending.map((call): Waiting => {
@@ -98,7 +102,9 @@ async function parked(runId: string, store: JournalStore): Promise<Segment> {
       ...(call.deadline !== undefined && { deadline: call.deadline }),
     };
   });
+  // maxExecutionTime (a loop's timeout) is a durable timer too: it wakes the parked run.
   const deadlines = waiting.flatMap((call) => (call.deadline === undefined ? [] : [call.deadline]));
+  if (runDeadline !== undefined) deadlines.push(runDeadline);
   if (deadlines.length === 0) return { kind: 'parked', waiting };
   const untilFirst = Math.min(...deadlines) - Date.now();
   // A run takes a deadline that has passed rather than park on it; should one park anyway,

@@ -38,6 +38,8 @@ export interface ApprovalGateOptions {
   readonly inbox?: ApprovalInbox;
   /** Told when every unsettled call of the step waits for a person (parkForApproval). */
   readonly onOnlyWaiting?: (waiting: readonly ApprovalRequest[]) => void;
+  /** Epoch milliseconds the run's own deadline ends (parking waits for one that has passed). */
+  readonly runDeadline?: () => number | undefined;
   /** Told of each request and decision, for details() and observers. */
   readonly onRequested?: (request: ApprovalRequest) => void;
   readonly onDecided?: (decision: ApprovalDecision, waitedMs: number) => void;
@@ -339,10 +341,13 @@ export class ApprovalGate {
     if (inbox && (!this.#inboxChecked || this.#inboxRead)) return;
     // A deadline that has passed is a decision on its way (its timer reads the inbox, then
     // rejects): a run resumed after it must take it, not park again on the same call.
+    // So is the run's own deadline (maxExecutionTime, a loop's timeout): its timer ends the step.
     const now = Date.now();
     for (const waiter of this.#waiters.values()) {
       if (waiter.deadline !== undefined && waiter.deadline <= now) return;
     }
+    const runDeadline = this.#options.runDeadline?.();
+    if (runDeadline !== undefined && runDeadline <= now) return;
     onOnlyWaiting(this.waiting);
   }
 }

@@ -49,7 +49,9 @@ export function approvalGate(
     ...(journal && { inbox: { runId: journal.runId, store: journal.store } }),
     ...(parkForApproval &&
       journal && {
-        onOnlyWaiting: (waiting) => journal.park(new ApprovalPendingError(journal.runId, waiting)),
+        onOnlyWaiting: (waiting) =>
+          journal.park(new ApprovalPendingError(journal.runId, waiting, journal.deadlineAt)),
+        runDeadline: () => journal.deadlineAt,
       }),
     onRequested: (request) => recorder.approvalRequested(request),
     onDecided: (decision, waitedMs) => recorder.approvalDecided(decision, waitedMs),

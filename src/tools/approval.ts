@@ -104,12 +104,18 @@ export class ApprovalPendingError extends StatecraftError {
   static override readonly code: string = 'APPROVAL_PENDING';
   readonly runId: string;
   readonly approvals: readonly ApprovalRequest[];
+  /**
+   * Epoch milliseconds the run's own deadline (maxExecutionTime, a tool loop's timeout) ends,
+   * if it has one: resume it by then, decided or not, for the deadline to take effect.
+   */
+  readonly deadlineAt: number | undefined;
 
-  constructor(runId: string, approvals: readonly ApprovalRequest[]) {
+  constructor(runId: string, approvals: readonly ApprovalRequest[], deadlineAt?: number) {
     super(
       `Run '${runId}' is parked until ${approvals.length === 1 ? 'a call is' : `${approvals.length} calls are`} decided (${approvals.map((a) => `${a.callId}: ${a.tool}`).join(', ')}): decide with approvals(store).approve / reject, then resume(runId, { store })`,
     );
     this.runId = runId;
     this.approvals = approvals;
+    this.deadlineAt = deadlineAt;
   }
 }

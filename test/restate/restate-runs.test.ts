@@ -100,6 +100,18 @@ describe('statecraft on Restate', { timeout: 120_000 }, () => {
     });
   });
 
+  it('wakes a parked run when its maxExecutionTime ends (a durable timer), which fails it', async () => {
+    const runs = restateRuns({ url: deployment.server.url });
+    await runs.submit('limited-1', 'refund-limited', 'refund 9');
+    const error = await runs.result('limited-1', { timeoutMs: 30_000 }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'TIMEOUT' });
+    expect(String((error as Error).message)).toMatch(/maxExecutionTime/);
+    expect(await runs.status('limited-1')).toMatchObject({ state: 'failed', segment: 2 });
+    // The failed run keeps its transcript: the model's call, never approved.
+    const partial = (error as { partial?: { transcript?: unknown[] } }).partial;
+    expect(partial?.transcript?.length).toBeGreaterThan(1);
+  });
+
   it('fails a run of an agent no worker serves, saying which agents there are', async () => {
     const runs = restateRuns({ url: deployment.server.url });
     await runs.submit('nobody-1', 'nobody', 'hello');

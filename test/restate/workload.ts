@@ -138,7 +138,9 @@ export function surveyLoop() {
 }
 
 /** A refund that needs a person's approval. Input: `refund <n>`. */
-export function refundChain(approvalTimeoutMs?: number) {
+export function refundChain(
+  limits: { approvalTimeoutMs?: number; maxExecutionTime?: number } = {},
+) {
   const model = loggedModel((request) => {
     const n = numberIn(request);
     const step = request.messages.toArray().filter((m) => m.role === 'assistant').length;
@@ -148,7 +150,8 @@ export function refundChain(approvalTimeoutMs?: number) {
   return createChain({
     name: 'refund',
     model,
-    tools: [loggedTool('refund', true, approvalTimeoutMs)],
+    tools: [loggedTool('refund', true, limits.approvalTimeoutMs)],
+    ...(limits.maxExecutionTime !== undefined && { maxExecutionTime: limits.maxExecutionTime }),
   });
 }
 
@@ -158,7 +161,8 @@ export function workloadAgents() {
     trip: tripChain(),
     survey: surveyLoop(),
     refund: refundChain(),
-    'refund-deadline': refundChain(3_000),
+    'refund-deadline': refundChain({ approvalTimeoutMs: 3_000 }),
+    'refund-limited': refundChain({ maxExecutionTime: 2_000 }),
   };
 }
 

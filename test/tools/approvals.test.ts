@@ -473,6 +473,25 @@ describe('decisions against deadlines and reused call ids', () => {
     expect(ran).toEqual([]);
   });
 
+  it('a parked run says when its maxExecutionTime ends, and resumed after it, the limit ends the run', async () => {
+    const store = memoryStore();
+    const chain = createChain({
+      model: script([{ id: 'c1', name: 'drop_table', arguments: { table: 'tmp' } }]),
+      tools: tools([]),
+      maxExecutionTime: 40,
+    });
+    const parked = (await chain
+      .invoke('Clean', { runId: 'r', store, parkForApproval: true })
+      .catch((error: unknown) => error)) as ApprovalPendingError;
+    const started = Number((await store.read('r'))?.[0]?.startedAt);
+    expect(parked.deadlineAt).toBe(started + 40);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    const error = await chain
+      .resume('r', { store, parkForApproval: true })
+      .catch((caught: unknown) => caught);
+    expect(TimeoutError.isInstance(error)).toBe(true);
+  });
+
   it('a call id the model uses again in a later step is asked about again', async () => {
     const ran: string[] = [];
     const store = memoryStore();
