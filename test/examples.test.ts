@@ -96,3 +96,19 @@ describe('README approval', () => {
     expect(stdout).toBe(blockAfter(readme, 'approval:output'));
   }, 30_000);
 });
+
+describe('README on many machines', () => {
+  it('shows examples/restate.ts as it is, and what it prints with a real server and 2 workers', async () => {
+    const [readme, source] = await Promise.all([
+      readFile('README.md', 'utf8'),
+      readFile('examples/restate.ts', 'utf8'),
+    ]);
+    expect(blockAfter(readme, 'restate:code')).toBe(source);
+    const { stdout } = await run(
+      'node',
+      ['--conditions=statecraft-source', '--import', 'tsx', 'examples/restate.ts'],
+      { timeout: 60_000 },
+    );
+    expect(stdout).toBe(blockAfter(readme, 'restate:output'));
+  }, 60_000);
+});

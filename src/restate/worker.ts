@@ -20,9 +20,14 @@ export interface WorkerOptions {
   readonly host?: string;
   /** Keep the journals elsewhere than in Restate (shared by every worker). Default restateStore({ url }). */
   readonly store?: JournalStore;
+  /**
+   * Restate's public keys (`publickeyv1_…`): the worker then serves only requests the server
+   * signed. Without them anyone who reaches the port can invoke it; keep it on a private network.
+   */
+  readonly identityKeys?: readonly string[];
 }
 
-const WORKER_OPTIONS = ['agents', 'url', 'port', 'host', 'store'];
+const WORKER_OPTIONS = ['agents', 'url', 'port', 'host', 'store', 'identityKeys'];
 const CLUSTER_OPTIONS = [...WORKER_OPTIONS, 'processes'];
 
 /** A worker serving Restate in this process. */
@@ -47,6 +52,7 @@ export async function serveWorker(options: WorkerOptions): Promise<Worker> {
   const store = options.store ?? restateStore({ url });
   const handler = restate.createEndpointHandler({
     services: statecraftServices({ agents, store }),
+    ...(options.identityKeys && { identityKeys: [...options.identityKeys] }),
   });
   const server = http2.createServer(handler);
   const sessions = new Set<http2.ServerHttp2Session>();
@@ -74,6 +80,8 @@ export async function serveWorker(options: WorkerOptions): Promise<Worker> {
 
 /** The primary of a worker cluster: its processes, and how to stop them. */
 export interface WorkerCluster {
+  /** The port the workers share (the one `port: 0` picked). */
+  readonly port: number;
   /** The process ids of the live worker processes. */
   pids(): number[];
   /** Stops every worker process (SIGTERM) and waits for them to exit. */
@@ -107,12 +115,13 @@ export async function serveCluster(
   const listening = Array.from(
     { length: processes },
     () =>
-      new Promise<void>((resolve) => {
-        fork().once('listening', () => resolve());
+      new Promise<number>((resolve) => {
+        fork().once('listening', (address) => resolve(address.port));
       }),
   );
-  await Promise.all(listening);
+  const [port = workerOptions.port ?? 9080] = await Promise.all(listening);
   return {
+    port,
     pids: () =>
       Object.values(cluster.workers ?? {}).flatMap((worker) =>
         worker?.process.pid !== undefined && !worker.isDead() ? [worker.process.pid] : [],
