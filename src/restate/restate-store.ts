@@ -9,6 +9,7 @@ import {
 } from '../durable/stores/journal-store.js';
 import { assertValidRunId } from '../durable/stores/run-id.js';
 import { ConfigError } from '../errors.js';
+import { AppendBatches } from './append-batches.js';
 import { RestateHttp, RestateRequestError } from './ingress.js';
 import { type JournalListing, type JournalReply, LISTING } from './journal-object.js';
 import { JOURNAL_SERVICE } from './service-names.js';
@@ -172,71 +173,4 @@ function checkedOptions(options: RestateStoreOptions): RestateStoreOptions {
   }
   if (problems.length > 0) throw ConfigError.of('restateStore', problems);
   return options;
-}
-
-/**
- * One request at a time per run: lines appended while a request is on its way wait and go
- * together in the next. A failed request fails the lines queued behind it too, so the
- * journal never holds a later entry without an earlier one.
- */
-class AppendBatches {
-  readonly #send: (runId: string, lines: readonly string[]) => Promise<unknown>;
-  readonly #queued = new Map<string, { lines: string[]; waiters: Waiter[] }>();
-  readonly #inFlight = new Map<string, Promise<void>>();
-
-  constructor(send: (runId: string, lines: readonly string[]) => Promise<unknown>) {
-    this.#send = send;
-  }
-
-  add(runId: string, line: string): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const batch = this.#queued.get(runId) ?? { lines: [], waiters: [] };
-      batch.lines.push(line);
-      batch.waiters.push({ resolve, reject });
-      this.#queued.set(runId, batch);
-      if (this.#inFlight.has(runId)) return;
-      // Sent at the end of this turn of the event loop rather than at once: an effect's
-      // answer and the next effect's intent are appended one right after the other, and go
-      // in one request instead of two in a row.
-      const linger = new Promise<void>((resolve) => setImmediate(resolve));
-      this.#inFlight.set(
-        runId,
-        linger.then(() => this.#flush(runId)),
-      );
-    });
-  }
-
-  /** Resolves once every line added so far was sent (whatever the outcome). */
-  async settled(runId: string): Promise<void> {
-    while (this.#inFlight.has(runId)) await this.#inFlight.get(runId);
-  }
-
-  #flush(runId: string): void {
-    const batch = this.#queued.get(runId);
-    if (batch === undefined) {
-      this.#inFlight.delete(runId);
-      return;
-    }
-    this.#queued.delete(runId);
-    const sending = this.#send(runId, batch.lines).then(
-      () => {
-        for (const waiter of batch.waiters) waiter.resolve();
-      },
-      (error: unknown) => {
-        for (const waiter of batch.waiters) waiter.reject(error);
-        const behind = this.#queued.get(runId);
-        this.#queued.delete(runId);
-        for (const waiter of behind?.waiters ?? []) waiter.reject(error);
-      },
-    );
-    this.#inFlight.set(
-      runId,
-      sending.then(() => this.#flush(runId)),
-    );
-  }
-}
-
-interface Waiter {
-  resolve(): void;
-  reject(error: unknown): void;
 }
