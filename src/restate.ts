@@ -12,13 +12,9 @@ export {
 } from './restate/local-server.js';
 export { type RestateRuns, restateRuns, type Submission } from './restate/restate-runs.js';
 export { type RestateStoreOptions, restateStore } from './restate/restate-store.js';
+export type { RunOutcome } from './restate/run-outcome.js';
 export type { Agent, Agents, Waiting } from './restate/run-segment.js';
-export {
-  type RestateRunStatus,
-  type RunOutcome,
-  type RunRequest,
-  runWorkflow,
-} from './restate/run-workflow.js';
+export { type RestateRunStatus, type RunRequest, runWorkflow } from './restate/run-workflow.js';
 export {
   registerDeployment,
   serveCluster,

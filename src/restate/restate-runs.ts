@@ -7,7 +7,8 @@ import type { JournalStore } from '../durable/stores/journal-store.js';
 import { assertValidRunId } from '../durable/stores/run-id.js';
 import { RestateHttp } from './ingress.js';
 import { type RestateStoreOptions, restateStore } from './restate-store.js';
-import type { RestateRunStatus, RunOutcome, RunRequest } from './run-workflow.js';
+import { type RunOutcome, settle } from './run-outcome.js';
+import type { RestateRunStatus, RunRequest } from './run-workflow.js';
 import { RUN_SERVICE } from './service-names.js';
 
 /** What `submit` did: started the run, or found it submitted before and attached to it. */
@@ -64,13 +65,7 @@ export function restateRuns(options: RestateStoreOptions): RestateRuns {
       const outcome = await waiting.get<RunOutcome>(
         `/restate/workflow/${RUN_SERVICE}/${encodeURIComponent(runId)}/attach`,
       );
-      if (!outcome.ok) throw decode(outcome.error);
-      const output = decode(outcome.output);
-      if (outcome.details === undefined || typeof output !== 'object' || output === null) {
-        return output as T;
-      }
-      const details = decode(outcome.details);
-      return { ...output, details: () => details } as T;
+      return settle<T>(outcome);
     },
     async status(runId) {
       assertValidRunId(runId);

@@ -1,5 +1,5 @@
 import { approvals } from '../durable/approvals.js';
-import { decode, encode } from '../durable/codec.js';
+import { decode } from '../durable/codec.js';
 import { JournalError } from '../durable/journal-error.js';
 import { isApprovalEntry } from '../durable/run-entries.js';
 import type { JournalStore } from '../durable/stores/journal-store.js';
@@ -7,7 +7,7 @@ import { ApprovalPendingError } from '../tools/approval.js';
 import type { JsonValue } from '../viz/to-json.js';
 import { RestateRequestError } from './ingress.js';
 import { approvalPromiseName } from './journal-object.js';
-import type { RunOutcome } from './run-workflow.js';
+import { failed, type RunOutcome, succeeded } from './run-outcome.js';
 
 /** A chain or tool loop, as a worker runs it: `createChain(…)` and `createToolLoop(…)` are. */
 export interface Agent {
@@ -56,23 +56,12 @@ export async function runSegment(
       store,
       parkForApproval: true,
     });
-    return { kind: 'ended', outcome: { ok: true, ...encodedResult(output) } };
+    return { kind: 'ended', outcome: succeeded(output) };
   } catch (error) {
     if (ApprovalPendingError.isInstance(error)) return parked(runId, store, error.deadlineAt);
     if (isOutsideTheRun(error)) throw error;
-    return { kind: 'ended', outcome: { ok: false, error: encode(error) } };
+    return { kind: 'ended', outcome: failed(error) };
   }
-}
-
-/**
- * A result as JSON: its `details()` (SPEC A5) is data computed on demand, sent as its value
- * for the client to give back as a method.
- */
-function encodedResult(output: unknown): { output: JsonValue; details?: JsonValue } {
-  const details = (output as { details?: unknown } | null)?.details;
-  if (typeof details !== 'function') return { output: encode(output) };
-  const { details: _method, ...rest } = output as { details: () => unknown };
-  return { output: encode(rest), details: encode(details.call(output)) };
 }
 
 /** The journal could not be reached, or another attempt took the run over: retry, not fail. */

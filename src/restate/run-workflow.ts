@@ -3,6 +3,7 @@ import type { JournalStore } from '../durable/stores/journal-store.js';
 import type { JsonValue } from '../viz/to-json.js';
 import { journalObject } from './journal-object.js';
 import { REDISPATCH } from './retry-policy.js';
+import type { RunOutcome } from './run-outcome.js';
 import { type Agents, runSegment, type Waiting } from './run-segment.js';
 import { RUN_SERVICE } from './service-names.js';
 
@@ -24,11 +25,6 @@ export interface RunRequest {
   readonly agent: string;
   readonly input: JsonValue;
 }
-
-/** How a run ended: the agent's result, or its error, each codec-encoded. */
-export type RunOutcome =
-  | { readonly ok: true; readonly output: JsonValue; readonly details?: JsonValue }
-  | { readonly ok: false; readonly error: JsonValue };
 
 /** A run's status, kept in the workflow's Restate state. */
 export type RestateRunStatus =

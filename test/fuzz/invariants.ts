@@ -21,6 +21,8 @@ import {
   userMessage,
 } from 'statecraft';
 import { ScriptedModel } from 'statecraft/testing';
+import { encode } from '../../src/durable/codec.js';
+import { failed, type RunOutcome, settle, succeeded } from '../../src/restate/run-outcome.js';
 import { type BuildExtras, buildChain, buildLoop, runOptionsOf } from './build.js';
 import { type ModelState, OpenThings, VALIDATE_BOOM } from './fixtures.js';
 import { type ChainScenario, FUZZ_PRICES, type LoopScenario, type Scenario } from './scenario.js';
@@ -40,6 +42,8 @@ export const INVARIANTS = {
   'nothing-left-open': 'h. tools closed or aborted, no timers left pending',
   'budgets-kept':
     'i. no model call once a budget is spent (none with maxIterations 0), no more tool calls than maxToolCalls, a success within maxTokens and maxCost, its cost adding up',
+  'crosses-the-wire':
+    'j. what the run ended with reaches a Restate client whole: its result and details(), or its error with class, code and partial (statecraft/restate)',
 } as const;
 
 /** Crash mode's own invariants (crash.ts), on top of those above, which apply to every run. */
@@ -292,7 +296,44 @@ export async function checkRun(
   if (s.kind === 'chain') await checkChain(s, outcome, state, fail);
   else checkLoop(s, outcome, state, fail);
   if (outcome.events) checkStream(outcome, fail);
+  checkWire(outcome, fail);
   return outcome;
+}
+
+/**
+ * A worker on Restate sends its run's end to the client as a RunOutcome (JSON), which the
+ * client settles: it must come back as it was, whatever the run ended with.
+ */
+function checkWire(outcome: Outcome, fail: Fail): void {
+  if (outcome.result === undefined && outcome.error === undefined) return;
+  const withDetails = (value: Record<string, unknown> & { details(): RunDetails }) => ({
+    ...value,
+    details: value.details(),
+  });
+  const sent = outcome.result ? succeeded(outcome.result) : failed(outcome.error);
+  const wire = JSON.parse(JSON.stringify(sent)) as RunOutcome;
+  let revived: unknown;
+  try {
+    revived = { value: settle(wire) };
+  } catch (error) {
+    revived = { error };
+  }
+  const expected = outcome.result
+    ? { value: withDetails(outcome.result) }
+    : { error: outcome.error };
+  const got = revived as { value?: Record<string, unknown> & { details(): RunDetails } };
+  const actual = got.value ? { value: withDetails(got.value) } : revived;
+  const text = (value: unknown) => JSON.stringify(encode(value, { stacks: false }));
+  if (text(actual) !== text(expected)) {
+    fail('crosses-the-wire', `the run's end changed on the wire: ${text(actual).slice(0, 300)}`);
+  }
+  const error = (actual as { error?: unknown }).error;
+  if (outcome.error !== undefined && StatecraftError.isInstance(outcome.error)) {
+    const code = (outcome.error as StatecraftError).code;
+    if (!(error instanceof Error) || (error as StatecraftError).code !== code) {
+      fail('crosses-the-wire', `a ${code} came back as ${describe(error)}`);
+    }
+  }
 }
 
 /** Runs one scenario and returns every invariant it breaks. */
