@@ -170,7 +170,8 @@ async function healthy(url: string, adminUrl: string, timeoutMs: number): Promis
   }
 }
 
-function freePort(): Promise<number> {
+/** A TCP port free on 127.0.0.1 now (the OS picks it). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once('error', reject);

@@ -3,11 +3,11 @@
 // the workers as a child process running `serveCluster` over test/restate/worker-main.ts.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type LocalRestate, registerDeployment, startLocalRestate } from 'statecraft/restate';
+import { freePort } from '../../src/restate/local-server.js';
 import { EFFECT_LOG_ENV, EFFECT_MS_ENV, type EffectLine } from './workload.js';
 
 const WORKER_MAIN = fileURLToPath(new URL('./worker-main.ts', import.meta.url));
@@ -199,16 +199,4 @@ function signal(pid: number, name: NodeJS.Signals): void {
   } catch {
     // gone already
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }

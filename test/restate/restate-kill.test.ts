@@ -3,21 +3,12 @@
 
 import type { RunDetails } from 'statecraft';
 import { restateRuns } from 'statecraft/restate';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isDecisionEntry } from '../../src/durable/run-entries.js';
-import { type Deployment, isAlive, startDeployment } from './deployment.js';
+import { useDeployment } from './use-deployment.js';
 import type { EffectLine } from './workload.js';
 
-let deployment: Deployment;
-beforeAll(async () => {
-  deployment = await startDeployment({ processes: 2, effectMs: 25 });
-}, 90_000);
-
-afterAll(async () => {
-  const pids = deployment ? [...deployment.pids] : [];
-  await deployment?.stop();
-  expect(pids.filter(isAlive)).toEqual([]);
-}, 60_000);
+const deployed = useDeployment({ processes: 2, effectMs: 25 });
 
 const until = async (what: string, check: () => Promise<boolean> | boolean, timeoutMs = 30_000) => {
   const deadline = Date.now() + timeoutMs;
@@ -39,7 +30,7 @@ function startsByKey(lines: readonly EffectLine[]): Map<string, EffectLine[]> {
 
 describe('statecraft on Restate, killed', { timeout: 180_000 }, () => {
   it('finishes every run when a worker is killed with SIGKILL under load, repeating no finished call', async () => {
-    const runs = restateRuns({ url: deployment.server.url });
+    const runs = restateRuns({ url: deployed().server.url });
     const ids = Array.from({ length: 80 }, (_, i) => i);
     const agentOf = (i: number) => (i % 4 === 3 ? 'survey' : 'trip');
     await Promise.all(ids.map((i) => runs.submit(`kill-${i}`, agentOf(i), `${agentOf(i)} ${i}`)));
@@ -47,7 +38,7 @@ describe('statecraft on Restate, killed', { timeout: 180_000 }, () => {
     // Kill a worker with calls in flight, once both have served some.
     let victim: number | undefined;
     await until('both workers to be busy', () => {
-      const lines = deployment.effects();
+      const lines = deployed().effects();
       const busy = new Set(lines.map((line) => line.pid));
       if (busy.size < 2 || lines.length < 60) return false;
       const open = new Map<string, number>();
@@ -59,7 +50,7 @@ describe('statecraft on Restate, killed', { timeout: 180_000 }, () => {
       return victim !== undefined;
     });
     const killed = victim as number;
-    const before = deployment.effects().length;
+    const before = deployed().effects().length;
     process.kill(killed, 'SIGKILL');
 
     const results = await Promise.all(
@@ -74,7 +65,7 @@ describe('statecraft on Restate, killed', { timeout: 180_000 }, () => {
       }
     });
 
-    const lines = deployment.effects();
+    const lines = deployed().effects();
     expect(lines.length).toBeGreaterThan(before);
     const repeated = [...startsByKey(lines)].filter(([, starts]) => starts.length > 1);
     for (const [key, starts] of repeated) {
@@ -105,7 +96,7 @@ describe('statecraft on Restate, killed', { timeout: 180_000 }, () => {
   });
 
   it('keeps an approval and its deadline across a SIGKILL of the server and every worker', async () => {
-    const runs = restateRuns({ url: deployment.server.url });
+    const runs = restateRuns({ url: deployed().server.url });
     await runs.submit('approve-1', 'refund', 'refund 1');
     await runs.submit('deadline-1', 'refund-deadline', 'refund 2');
     await until('both runs to wait', async () => {
@@ -117,10 +108,10 @@ describe('statecraft on Restate, killed', { timeout: 180_000 }, () => {
       waiting: [{ callId: 'f1', tool: 'refund', promise: 'approval:f1' }],
     });
 
-    await deployment.workers.crash();
-    await deployment.server.crash();
-    await deployment.server.restart();
-    await deployment.startWorkers();
+    await deployed().workers.crash();
+    await deployed().server.crash();
+    await deployed().server.restart();
+    await deployed().startWorkers();
 
     // From this process, after the restart: the first decision counts, a second does not.
     expect(await runs.approvals.approve('approve-1', 'f1')).toBe(true);
@@ -137,7 +128,9 @@ describe('statecraft on Restate, killed', { timeout: 180_000 }, () => {
     expect(decisions[0]).toMatchObject({ callId: 'f2', approved: false, timedOut: true });
     expect(await runs.approvals.approve('deadline-1', 'f2')).toBe(false);
 
-    const refunds = deployment.effects().filter((line) => line.kind === 'tool');
+    const refunds = deployed()
+      .effects()
+      .filter((line) => line.kind === 'tool');
     expect(
       refunds.filter((line) => line.key === 'approve-1:f1' && line.phase === 'start'),
     ).toHaveLength(1);

@@ -2,21 +2,11 @@
 // npm package with a temporary base directory, and one deployment of 2 worker processes.
 import { memoryStore } from 'statecraft';
 import { restateRuns } from 'statecraft/restate';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Deployment, isAlive, startDeployment } from './deployment.js';
+import { describe, expect, it } from 'vitest';
+import { useDeployment } from './use-deployment.js';
 import { inputOf, surveyLoop, tripChain } from './workload.js';
 
-let deployment: Deployment;
-beforeAll(async () => {
-  deployment = await startDeployment({ processes: 2 });
-}, 90_000);
-
-afterAll(async () => {
-  const pids = deployment ? [...deployment.pids] : [];
-  await deployment?.stop();
-  // No process left behind: the server and every worker this file started are gone.
-  expect(pids.filter(isAlive)).toEqual([]);
-}, 60_000);
+const deployed = useDeployment({ processes: 2 });
 
 /** What a run's output says, without its timings: text, transcript, tool results. */
 function comparable(agent: 'trip' | 'survey', result: Record<string, unknown>) {
@@ -33,7 +23,7 @@ function comparable(agent: 'trip' | 'survey', result: Record<string, unknown>) {
 
 describe('statecraft on Restate', { timeout: 120_000 }, () => {
   it('runs 200 chains and tool loops on 2 worker processes with the outputs of the same runs in memory', async () => {
-    const runs = restateRuns({ url: deployment.server.url, adminUrl: deployment.server.adminUrl });
+    const runs = restateRuns({ url: deployed().server.url, adminUrl: deployed().server.adminUrl });
     const work = Array.from({ length: 200 }, (_, i) => {
       const agent = i % 2 === 0 ? ('trip' as const) : ('survey' as const);
       return { agent, runId: `load-${i}`, input: inputOf(agent, i) };
@@ -72,7 +62,11 @@ describe('statecraft on Restate', { timeout: 120_000 }, () => {
     }
 
     // Both processes served runs: Restate spread its connections over the cluster.
-    const pids = new Set(deployment.effects().map((line) => line.pid));
+    const pids = new Set(
+      deployed()
+        .effects()
+        .map((line) => line.pid),
+    );
     expect(pids.size).toBe(2);
 
     const status = await runs.status('load-0');
@@ -83,14 +77,14 @@ describe('statecraft on Restate', { timeout: 120_000 }, () => {
   });
 
   it('attaches a second submission of a run id to the one run, and refuses it other input', async () => {
-    const runs = restateRuns({ url: deployment.server.url });
+    const runs = restateRuns({ url: deployed().server.url });
     const first = await runs.submit('twice-1', 'trip', 'trip 7001');
     const second = await runs.submit('twice-1', 'trip', 'trip 7001');
     expect(first.attached).toBe(false);
     expect(second.attached).toBe(true);
     const result = await runs.result<{ text: string }>('twice-1');
     expect(result.text).toBe('trip 7001: reserve-7001, charge-7001, ship-7001');
-    const models = deployment
+    const models = deployed()
       .effects()
       .filter((line) => line.kind === 'model' && line.phase === 'start');
     const keys = models.map((line) => line.key);
@@ -101,7 +95,7 @@ describe('statecraft on Restate', { timeout: 120_000 }, () => {
   });
 
   it('wakes a parked run when its maxExecutionTime ends (a durable timer), which fails it', async () => {
-    const runs = restateRuns({ url: deployment.server.url });
+    const runs = restateRuns({ url: deployed().server.url });
     await runs.submit('limited-1', 'refund-limited', 'refund 9');
     const error = await runs.result('limited-1', { timeoutMs: 30_000 }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'TIMEOUT' });
@@ -113,7 +107,7 @@ describe('statecraft on Restate', { timeout: 120_000 }, () => {
   });
 
   it('fails a run of an agent no worker serves, saying which agents there are', async () => {
-    const runs = restateRuns({ url: deployment.server.url });
+    const runs = restateRuns({ url: deployed().server.url });
     await runs.submit('nobody-1', 'nobody', 'hello');
     await expect(runs.result('nobody-1')).rejects.toThrow(/No agent 'nobody'.*trip/);
   });
