@@ -19,7 +19,7 @@ import type { ApprovalGate } from './approval-gate.js';
 import type { LiveEffect, ReplayedEffect } from './durable-run.js';
 import { EffectAnswers, type EffectOf, type EffectsKind } from './effects-actor.js';
 import { commandCall, executeCommands } from './execute-commands.js';
-import type { RunRecorder } from './run-details.js';
+import type { ResumedCall, RunRecorder } from './run-details.js';
 import { type ToolCallJournal, toolCallJournal } from './tool-call-journal.js';
 import type { ToolLoopOptions } from './tool-loop-options.js';
 import { type LoopPlanning, plan } from './tool-loop-plan.js';
@@ -97,7 +97,11 @@ export function toolLoopEffects(
         perform(request, live) {
           switch (request.type) {
             case 'plan':
-              return answer('plan', () => plan(setup, request.input, signal, recorder), live);
+              return answer(
+                'plan',
+                () => plan(setup, request.input, signal, recorder, resumedCall(live)),
+                live,
+              );
             case 'execute': {
               if (live?.ended) {
                 // The run ended during this round, by a decision's deadline: that again, only.
@@ -123,7 +127,11 @@ export function toolLoopEffects(
               );
             }
             case 'respond':
-              return answer('respond', () => respondTo(setup, request.input, signal, hooks), live);
+              return answer(
+                'respond',
+                () => respondTo(setup, request.input, signal, hooks, resumedCall(live)),
+                live,
+              );
           }
         },
         replay(request, outcome) {
@@ -280,3 +288,8 @@ const LOOP_TIMED_OUT = new AbortError(
   'The tool loop reached its timeout before this call finished',
 );
 const LOOP_ABORTED = new AbortError('The tool loop was aborted before this call finished');
+
+/** A model call issued again on resume (it was in flight at the crash): details() flags it. */
+function resumedCall(live: LiveEffect | undefined): ResumedCall | undefined {
+  return live?.reissued ? { possiblyRepeated: true } : undefined;
+}

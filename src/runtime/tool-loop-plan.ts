@@ -16,7 +16,7 @@ import { type PlannerContext, plannerMessages } from '../tool-loop/planner-conte
 import { Transcript } from '../transcript.js';
 import { type Usage, ZERO_USAGE } from '../usage.js';
 import { isAsyncIterable } from './async-iterable.js';
-import type { RunRecorder } from './run-details.js';
+import type { ResumedCall, RunRecorder } from './run-details.js';
 import type { Planner } from './tool-loop-options.js';
 
 /** Who plans a loop's rounds: a planner of your own, or the model; how a stream is read. */
@@ -35,6 +35,7 @@ export async function plan(
   context: PlannerContext,
   signal: AbortSignal,
   recorder: RunRecorder | undefined,
+  resumed?: ResumedCall,
 ): Promise<PlanOutcome> {
   const { model, planner, instant } = planning;
   throwIfAborted(signal);
@@ -58,12 +59,14 @@ export async function plan(
   if (!instant) {
     const call = async () =>
       checkModelResponse(await model.generate(request, { signal }), modelSource(model));
-    const response = await (recorder ? recorder.modelCall(purpose, request, false, call) : call());
+    const response = await (recorder
+      ? recorder.modelCall(purpose, request, false, call, resumed)
+      : call());
     return parsedPlan(responseText(response), response.usage);
   }
   // Our own controller, so deciding early can cancel the provider call without ending the run.
   const { controller: early, unlink } = linkedController(signal);
-  const recording = recorder?.startModelCall(purpose, request, true);
+  const recording = recorder?.startModelCall(purpose, request, true, resumed);
   try {
     const streamed = await readPlanStream(model.stream(request, { signal: early.signal }), () =>
       early.abort(DECIDED_EARLY),

@@ -8,6 +8,7 @@ import { childObserving } from '../observe/observe-agent-run.js';
 import { responseMessages } from '../tool-loop/response-messages.js';
 import { Transcript } from '../transcript.js';
 import { ZERO_USAGE } from '../usage.js';
+import type { ResumedCall } from './run-details.js';
 import type { ToolLoopOptions } from './tool-loop-options.js';
 import type { ToolLoopRunResources } from './tool-loop-run-resources.js';
 
@@ -26,6 +27,7 @@ export async function respondTo(
   input: RespondInput,
   signal: AbortSignal,
   hooks: ToolLoopRunResources | undefined,
+  resumed?: ResumedCall,
 ): Promise<ResponseOutcome> {
   const { respond } = responding;
   const { userInput, extraRequirement, convergence } = input;
@@ -53,7 +55,7 @@ export async function respondTo(
     const answer = await respond.invoke({ messages }, { signal, ...observing });
     return { text: answer.text, result: answer.result, usage: answer.usage };
   }
-  return respondWithModel(responding.model, messages, signal, hooks);
+  return respondWithModel(responding.model, messages, signal, hooks, resumed);
 }
 
 async function respondWithModel(
@@ -61,6 +63,7 @@ async function respondWithModel(
   messages: Message[],
   signal: AbortSignal,
   hooks: ToolLoopRunResources | undefined,
+  resumed: ResumedCall | undefined,
 ): Promise<ResponseOutcome> {
   if (!model) throw new Error('unreachable: toolLoopConfig requires a model to respond with');
   const request: ModelRequest = { messages: Transcript.from(messages) };
@@ -77,7 +80,7 @@ async function respondWithModel(
     return checkModelResponse(collector.response(), modelSource(model));
   };
   const response = await (hooks
-    ? hooks.recorder.modelCall('respond', request, onDelta !== undefined, call)
+    ? hooks.recorder.modelCall('respond', request, onDelta !== undefined, call, resumed)
     : call());
   const text = responseText(response);
   return { text, result: text, usage: response.usage };

@@ -113,7 +113,7 @@ describe('a durable tool loop', () => {
 });
 
 describe('a durable loop planned and answered by a model', () => {
-  it('lists the replayed plan in details(), marked replayed, and makes only the response live', async () => {
+  it('lists the replayed plan in details(), marked replayed, and a plan in flight at the crash as possibly repeated', async () => {
     const makeModel = () => {
       const calls: string[] = [];
       const answer = (request: ModelRequest): ModelResponse => {
@@ -165,6 +165,22 @@ describe('a durable loop planned and answered by a model', () => {
     ]);
     expect(calls.map((c) => c.usage)).toEqual(reference.details().modelCalls.map((c) => c.usage));
     expect(resumed.usage).toEqual(reference.usage);
+
+    // Crashed with the plan asked for but not answered: the plan is made again, and flagged.
+    const asked = entries.findIndex((e) => e.type === 'request');
+    const third = makeModel();
+    const reissued = await createToolLoop({ model: third.model, tools }).resume('m', {
+      store: await storeWithPrefix('m', entries, asked + 1),
+    });
+    expect(third.calls).toEqual(['plan', 'respond']);
+    expect(
+      reissued
+        .details()
+        .modelCalls.map((c) => [c.purpose, c.replayed ?? false, c.possiblyRepeated ?? false]),
+    ).toEqual([
+      ['plan round 1', false, true],
+      ['respond', false, false],
+    ]);
   });
 });
 
