@@ -17,10 +17,9 @@ export type { Agent, Agents, Waiting } from './restate/run-segment.js';
 export { type RestateRunStatus, type RunRequest, runWorkflow } from './restate/run-workflow.js';
 export {
   registerDeployment,
-  serveCluster,
   serveWorker,
   statecraftServices,
   type Worker,
-  type WorkerCluster,
   type WorkerOptions,
 } from './restate/worker.js';
+export { serveCluster, type WorkerCluster } from './restate/worker-cluster.js';

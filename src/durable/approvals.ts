@@ -176,6 +176,17 @@ export function approvals(store: JournalStore): Approvals {
   };
 }
 
+/**
+ * The calls a run's journal says still wait for a decision: asked about, not yet decided in
+ * the journal (whether or not a decision already waits in the inbox).
+ */
+export function journaledWaits(
+  runId: string,
+  entries: readonly JournalEntry[],
+): readonly PendingApproval[] {
+  return approvalsOf(runId, entries).pending;
+}
+
 /** What a run's journal says of its approvals: the calls still waiting, all it asked about. */
 function approvalsOf(
   runId: string,

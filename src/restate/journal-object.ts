@@ -53,61 +53,94 @@ async function readLines(ctx: restate.ObjectContext): Promise<string[]> {
   return (await Promise.all(reads)).map((line) => line ?? '');
 }
 
+/** One line as an entry, or undefined when it is not a JSON object with a string `type`. */
+function entryOf(line: unknown): Entry | undefined {
+  if (typeof line !== 'string') return undefined;
+  try {
+    const entry = JSON.parse(line) as unknown;
+    return typeof entry === 'object' &&
+      entry !== null &&
+      !Array.isArray(entry) &&
+      typeof (entry as Entry).type === 'string'
+      ? (entry as Entry)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The entries of an append request, or the refusal of a malformed one: a request anyone can
+ * send to the ingress must never make the handler throw, or Restate would retry it while
+ * every later call on the run waits behind it.
+ */
+function entriesOf(request: unknown): Entry[] | JournalReply<never> {
+  const { lines, holder } = (request ?? {}) as Partial<AppendRequest>;
+  const invalid = refused('invalid-entry', 'an append is { lines: [JSON entry lines], holder? }');
+  if (!Array.isArray(lines) || (holder !== undefined && typeof holder !== 'string')) {
+    return invalid;
+  }
+  const entries: Entry[] = [];
+  for (const line of lines) {
+    const entry = entryOf(line);
+    if (entry === undefined) return invalid;
+    entries.push(entry);
+  }
+  return entries;
+}
+
 export const journalObject = restate.object({
   name: JOURNAL_SERVICE,
   options: { retryPolicy: REDISPATCH },
   handlers: {
     async append(ctx: restate.ObjectContext, request: AppendRequest): Promise<JournalReply<null>> {
       const runId = ctx.key;
-      let count = (await ctx.get<number>(COUNT)) ?? 0;
+      const entries = entriesOf(request);
+      if (!Array.isArray(entries)) return entries;
+      const count = (await ctx.get<number>(COUNT)) ?? 0;
+      // The whole request is checked before anything is written: all of it is kept, or none.
+      let next = count;
+      for (const entry of entries) {
+        if (entry.type === 'start' && next > 0) {
+          return refused(
+            'run-exists',
+            `Run "${runId}" already exists: attach to it or resume it instead of starting it again`,
+          );
+        }
+        if (entry.type !== 'start' && next === 0) {
+          return refused(
+            'unknown-run',
+            `Cannot append a "${String(entry.type)}" entry to run "${runId}": no such run (a run's first entry is its "start" entry)`,
+          );
+        }
+        next++;
+      }
+      // The fence: once a writer has claimed the run (acquire, or its start entry), a writer
+      // with an older claim, or none, writes nothing more: a claim is only replaced by a newer one.
       const holder = await ctx.get<string>(HOLDER);
-      // A second start is refused as such (attach instead), whoever sends it.
-      const entries = request.lines.map((line) => JSON.parse(line) as Entry);
-      const startsAgain = count > 0 && entries.some((entry) => entry.type === 'start');
-      if (
-        !startsAgain &&
-        holder !== null &&
-        request.holder !== undefined &&
-        request.holder !== holder
-      ) {
+      if (holder !== null && count > 0 && request.holder !== holder) {
         return refused(
           'run-busy',
           `Run '${runId}' was taken over by another worker (its attempt was retried): this one may not write its journal any more`,
         );
       }
       for (const [index, entry] of entries.entries()) {
-        const line = request.lines[index] as string;
         if (entry.type === 'start') {
-          if (count > 0) {
-            return refused(
-              'run-exists',
-              `Run "${runId}" already exists: attach to it or resume it instead of starting it again`,
-            );
-          }
-          // The writer that creates a run holds it from its first entry on.
           if (request.holder !== undefined) ctx.set(HOLDER, request.holder);
           ctx.set<JournalListing>(LISTING, {
             kind: String(entry.kind),
             startedAt: Number(entry.startedAt),
             status: 'running',
           });
-        } else if (count === 0) {
-          return refused(
-            'unknown-run',
-            `Cannot append a "${String(entry.type)}" entry to run "${runId}": no such run (a run's first entry is its "start" entry)`,
-          );
         }
         if (entry.type === 'end') {
-          // An ended run has no more writers: nothing to release.
-          ctx.clear(HOLDER);
           const listing = await ctx.get<JournalListing>(LISTING);
           const status = entry.status === 'succeeded' ? 'succeeded' : 'failed';
           if (listing) ctx.set<JournalListing>(LISTING, { ...listing, status });
         }
-        ctx.set(entryKey(count), line);
-        count++;
+        ctx.set(entryKey(count + index), request.lines[index] as string);
       }
-      ctx.set(COUNT, count);
+      ctx.set(COUNT, next);
       return ok(null);
     },
 
@@ -123,8 +156,10 @@ export const journalObject = restate.object({
 
     async post(ctx: restate.ObjectContext, line: string): Promise<JournalReply<null>> {
       const runId = ctx.key;
+      const message = entryOf(line);
+      if (message === undefined)
+        return refused('invalid-entry', 'a message is one JSON entry line');
       const count = (await ctx.get<number>(COUNT)) ?? 0;
-      const message = JSON.parse(line) as Entry;
       if (count === 0) {
         return refused(
           'unknown-run',
@@ -157,14 +192,15 @@ export const journalObject = restate.object({
       return ok((await ctx.get<string[]>(INBOX)) ?? []);
     },
 
-    /** Claims the journal for `holder`, taking it from any earlier holder (presumed dead). */
+    /**
+     * Claims the journal for `holder`, taking it from any earlier holder (presumed dead: Restate
+     * runs a segment again only once its attempt ended). The claim stays until the next one.
+     */
     async acquire(ctx: restate.ObjectContext, holder: string): Promise<JournalReply<null>> {
+      if (typeof holder !== 'string' || holder === '') {
+        return refused('invalid-entry', "acquire takes the holder's token, a string");
+      }
       ctx.set(HOLDER, holder);
-      return ok(null);
-    },
-
-    async release(ctx: restate.ObjectContext, holder: string): Promise<JournalReply<null>> {
-      if ((await ctx.get<string>(HOLDER)) === holder) ctx.clear(HOLDER);
       return ok(null);
     },
 

@@ -101,14 +101,28 @@ export async function startLocalRestate(options: LocalRestateOptions = {}): Prom
     clearTimeout(timer);
   }
 
-  await start();
+  try {
+    await start();
+  } catch (error) {
+    // Nothing of a server that did not come up is left behind.
+    await kill('SIGKILL', 0);
+    if (ownDir) await rm(baseDir, { recursive: true, force: true });
+    throw error;
+  }
   return {
     url,
     adminUrl,
     baseDir,
     pid: () => child?.pid,
     crash: () => kill('SIGKILL', 0),
-    restart: start,
+    async restart() {
+      try {
+        await start();
+      } catch (error) {
+        await kill('SIGKILL', 0);
+        throw error;
+      }
+    },
     async stop(stopOptions = {}) {
       await kill('SIGTERM', 10_000);
       if (ownDir && !stopOptions.keepData) await rm(baseDir, { recursive: true, force: true });

@@ -1,6 +1,5 @@
 import { type Approvals, approvals } from '../durable/approvals.js';
-import { decode, encode } from '../durable/codec.js';
-import { isStartEntry } from '../durable/journal-entry.js';
+import { encode } from '../durable/codec.js';
 import { JournalMismatchError } from '../durable/journal-mismatch.js';
 import { requestHash } from '../durable/request-hash.js';
 import type { JournalStore } from '../durable/stores/journal-store.js';
@@ -8,7 +7,7 @@ import { assertValidRunId } from '../durable/stores/run-id.js';
 import { RestateHttp } from './ingress.js';
 import { type RestateStoreOptions, restateStore } from './restate-store.js';
 import { type RunOutcome, settle } from './run-outcome.js';
-import type { RestateRunStatus, RunRequest } from './run-workflow.js';
+import type { RestateRunStatus, RunRequest, Submitted } from './run-workflow.js';
 import { RUN_SERVICE } from './service-names.js';
 
 /** What `submit` did: started the run, or found it submitted before and attached to it. */
@@ -56,7 +55,7 @@ export function restateRuns(options: RestateStoreOptions): RestateRuns {
       const request: RunRequest = { agent, input: encode(input) };
       const sent = await ingress.post<{ status?: string }>(`${path(runId)}/run/send`, request);
       const attached = sent.status === 'PreviouslyAccepted';
-      if (attached) await assertSameInput(store, runId, input);
+      if (attached) await assertSameRequest(ingress, path(runId), runId, agent, input);
       return { runId, attached };
     },
     async result<T>(runId: string, resultOptions: { readonly timeoutMs?: number } = {}) {
@@ -75,18 +74,35 @@ export function restateRuns(options: RestateStoreOptions): RestateRuns {
   };
 }
 
-/** A second submission of an id must carry the input the run started with. */
-async function assertSameInput(store: JournalStore, runId: string, input: unknown): Promise<void> {
-  const start = (await store.read(runId))?.[0];
-  // Not journaled yet: the run's first segment has not begun; it will run the first input.
-  if (start === undefined || !isStartEntry(start)) return;
-  const expected = requestHash(decode(start.input));
-  const actual = requestHash(input);
-  if (expected === actual) return;
+/** How long a second submission waits for the first one's workflow to record its request. */
+const SUBMITTED_WAIT_MS = 5_000;
+
+/**
+ * A second submission of an id must ask for what the first one did (agent and input), as
+ * `chain.invoke` refuses other input under a run id. The workflow records the first request
+ * as it starts; a second submission made before that waits for it a little, then lets it be.
+ */
+async function assertSameRequest(
+  ingress: RestateHttp,
+  runPath: string,
+  runId: string,
+  agent: string,
+  input: unknown,
+): Promise<void> {
+  const deadline = Date.now() + SUBMITTED_WAIT_MS;
+  const firstRequest = () => ingress.post<Submitted | null>(`${runPath}/submitted`);
+  let first = await firstRequest();
+  while (first === null) {
+    if (Date.now() > deadline) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    first = await firstRequest();
+  }
+  const actualHash = requestHash(input);
+  if (first.agent === agent && first.inputHash === actualHash) return;
   throw new JournalMismatchError({
     entry: 0,
-    expectedHash: expected,
-    actualHash: actual,
+    expectedHash: first.agent === agent ? first.inputHash : `agent ${first.agent}`,
+    actualHash: first.agent === agent ? actualHash : `agent ${agent}`,
     request: `input of run '${runId}' (a run id starts one run; submit a new id for new input)`,
   });
 }

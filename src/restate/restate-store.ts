@@ -45,8 +45,6 @@ export function restateStore(options: RestateStoreOptions): JournalStore {
   const holders = new Map<string, string>();
   /** Runs this store just created: it holds them already, from their start entry. */
   const claimedAtStart = new Set<string>();
-  /** Runs whose end entry this store wrote: their claim went with it. */
-  const ended = new Set<string>();
   const batches = new AppendBatches((runId, lines) =>
     call(runId, 'append', { lines, ...(holders.has(runId) && { holder: holders.get(runId) }) }),
   );
@@ -63,7 +61,6 @@ export function restateStore(options: RestateStoreOptions): JournalStore {
   return {
     async append(runId, entry) {
       const line = entryLine(runId, entry);
-      if (entry.type === 'end') ended.add(runId);
       if (entry.type !== 'start') return batches.add(runId, line);
       // A run's creator holds it from its start entry (see acquire): one request, not two.
       const holder = randomUUID();
@@ -113,12 +110,12 @@ export function restateStore(options: RestateStoreOptions): JournalStore {
         holders.set(runId, holder);
       }
       const claim = holder;
+      // Nothing to tell the server: a claim stands until another writer claims the run, so a
+      // writer that let it go and is still around (a zombie attempt) stays fenced out.
       return async () => {
         if (holders.get(runId) !== claim) return;
         await batches.settled(runId);
         holders.delete(runId);
-        // The end entry released it (journal-object.ts); a parked run's is released here.
-        if (!ended.delete(runId)) await call(runId, 'release', claim);
       };
     },
     async post(runId, message) {

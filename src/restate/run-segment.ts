@@ -1,4 +1,4 @@
-import { approvals } from '../durable/approvals.js';
+import { journaledWaits } from '../durable/approvals.js';
 import { decode } from '../durable/codec.js';
 import { JournalError } from '../durable/journal-error.js';
 import { isApprovalEntry } from '../durable/run-entries.js';
@@ -77,8 +77,10 @@ async function parked(
   store: JournalStore,
   runDeadline: number | undefined,
 ): Promise<Segment> {
-  const pending = await approvals(store).list(runId);
+  // Every call the journal says waits, also one whose decision is already in the inbox: its
+  // promise was resolved when the decision was posted, so the workflow goes on at once.
   const entries = (await store.read(runId)) ?? [];
+  const pending = journaledWaits(runId, entries);
   const waiting = pending.map((call): Waiting => {
     const asked = entries.filter(
       (entry) => isApprovalEntry(entry) && entry.callId === call.callId,

@@ -1,10 +1,13 @@
 import * as restate from '@restatedev/restate-sdk';
+import { decode } from '../durable/codec.js';
+import { requestHash } from '../durable/request-hash.js';
 import type { JournalStore } from '../durable/stores/journal-store.js';
+import { ConfigError } from '../errors.js';
 import type { JsonValue } from '../viz/to-json.js';
 import { journalObject } from './journal-object.js';
 import { REDISPATCH } from './retry-policy.js';
-import type { RunOutcome } from './run-outcome.js';
-import { type Agents, runSegment, type Waiting } from './run-segment.js';
+import { failed, type RunOutcome } from './run-outcome.js';
+import { type Agents, runSegment, type Segment, type Waiting } from './run-segment.js';
 import { RUN_SERVICE } from './service-names.js';
 
 // X3: one Restate workflow per run id. Restate guarantees the workflow's `run` handler runs
@@ -45,6 +48,15 @@ export interface RunWorkflowOptions {
 }
 
 const STATUS = 'status';
+const SUBMITTED = 'submitted';
+/** The longest a stale park waits before looking again (see `idleParks`). */
+const MAX_IDLE_MS = 60_000;
+
+/** What the first submission of a run id asked for (a later one must ask the same). */
+export interface Submitted {
+  readonly agent: string;
+  readonly inputHash: string;
+}
 
 // A segment that fails for a reason outside the run (the journal unreachable, a fenced
 // writer) is retried by Restate with backoff, and gives up after this long: every wait bounded.
@@ -61,21 +73,42 @@ export function runWorkflow({ agents, store }: RunWorkflowOptions) {
     handlers: {
       async run(ctx: restate.WorkflowContext, request: RunRequest): Promise<RunOutcome> {
         const runId = ctx.key;
-        const agent = agents[request.agent];
+        // What was submitted, for a second submission to be checked against (restate-runs.ts).
+        ctx.set<Submitted>(SUBMITTED, {
+          agent: String(request?.agent),
+          inputHash: requestHash(decode(request?.input)),
+        });
+        const agent = agents[request?.agent];
         if (agent === undefined) {
-          throw new restate.TerminalError(
-            `No agent '${request.agent}' on this worker (it runs: ${Object.keys(agents).join(', ') || 'none'})`,
+          ctx.set<RestateRunStatus>(STATUS, { state: 'failed', agent: request?.agent, segment: 0 });
+          return failed(
+            new ConfigError(
+              'agent',
+              `No agent '${request?.agent}' on this worker (it runs: ${Object.keys(agents).join(', ') || 'none'})`,
+            ),
           );
         }
         // Before any decision can be posted: from now on a decision wakes this workflow.
         await ctx.objectClient(journalObject, runId).markWorkflow();
+        // Promises this workflow has woken on: their decision was posted, so the segment after
+        // takes it. One listed again was not taken (posted too late, say): not waited on twice.
+        const consumed = new Set<string>();
+        let idleParks = 0;
         for (let segment = 1; ; segment++) {
           ctx.set<RestateRunStatus>(STATUS, { state: 'running', agent: request.agent, segment });
-          const step = await ctx.run(
-            `segment ${segment}`,
-            () => runSegment(agent, runId, request.input, store),
-            SEGMENT_RETRY,
-          );
+          let step: Segment;
+          try {
+            step = await ctx.run(
+              `segment ${segment}`,
+              () => runSegment(agent, runId, request.input, store),
+              SEGMENT_RETRY,
+            );
+          } catch (error) {
+            // The segment's retries ran out (the journal unreachable for SEGMENT_RETRY).
+            if (!(error instanceof restate.TerminalError)) throw error;
+            ctx.set<RestateRunStatus>(STATUS, { state: 'failed', agent: request.agent, segment });
+            return failed(error);
+          }
           if (step.kind === 'ended') {
             const state = step.outcome.ok ? 'succeeded' : 'failed';
             ctx.set<RestateRunStatus>(STATUS, { state, agent: request.agent, segment });
@@ -87,12 +120,27 @@ export function runWorkflow({ agents, store }: RunWorkflowOptions) {
             segment,
             waiting: step.waiting,
           });
-          const wakeups: restate.RestatePromise<unknown>[] = step.waiting.map((waiting) =>
-            ctx.promise<unknown>(waiting.promise).get(),
+          const fresh = step.waiting.filter((waiting) => !consumed.has(waiting.promise));
+          const wakeups: restate.RestatePromise<string | undefined>[] = fresh.map((waiting) =>
+            ctx
+              .promise<unknown>(waiting.promise)
+              .get()
+              .map(() => waiting.promise),
           );
-          if (step.wakeInMs !== undefined) wakeups.push(ctx.sleep(step.wakeInMs, 'deadline'));
-          // None: every waiting call was decided between the park and the listing; go on.
-          if (wakeups.length > 0) await restate.RestatePromise.race(wakeups);
+          // A park that waits on nothing new would wake at once, forever: look again later,
+          // backing off, until a deadline or a decision changes something.
+          const stale = fresh.length < step.waiting.length || step.waiting.length === 0;
+          idleParks = stale ? idleParks + 1 : 0;
+          const backoff = stale ? Math.min(MAX_IDLE_MS, 1_000 * 2 ** (idleParks - 1)) : undefined;
+          const sleepMs =
+            step.wakeInMs === undefined || backoff === undefined
+              ? (step.wakeInMs ?? backoff)
+              : Math.min(step.wakeInMs, backoff);
+          if (sleepMs !== undefined) {
+            wakeups.push(ctx.sleep(sleepMs, 'deadline').map(() => undefined));
+          }
+          const woke = await restate.RestatePromise.race(wakeups);
+          if (woke !== undefined) consumed.add(woke);
         }
       },
 
@@ -109,6 +157,10 @@ export function runWorkflow({ agents, store }: RunWorkflowOptions) {
 
       async status(ctx: restate.WorkflowSharedContext): Promise<RestateRunStatus | null> {
         return ctx.get<RestateRunStatus>(STATUS);
+      },
+
+      async submitted(ctx: restate.WorkflowSharedContext): Promise<Submitted | null> {
+        return ctx.get<Submitted>(SUBMITTED);
       },
     },
   });

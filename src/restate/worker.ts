@@ -1,4 +1,3 @@
-import cluster from 'node:cluster';
 import http2 from 'node:http2';
 import * as restate from '@restatedev/restate-sdk';
 import type { JournalStore } from '../durable/stores/journal-store.js';
@@ -27,8 +26,7 @@ export interface WorkerOptions {
   readonly identityKeys?: readonly string[];
 }
 
-const WORKER_OPTIONS = ['agents', 'url', 'port', 'host', 'store', 'identityKeys'];
-const CLUSTER_OPTIONS = [...WORKER_OPTIONS, 'processes'];
+export const WORKER_OPTIONS = ['agents', 'url', 'port', 'host', 'store', 'identityKeys'];
 
 /** A worker serving Restate in this process. */
 export interface Worker {
@@ -78,69 +76,6 @@ export async function serveWorker(options: WorkerOptions): Promise<Worker> {
   };
 }
 
-/** The primary of a worker cluster: its processes, and how to stop them. */
-export interface WorkerCluster {
-  /** The port the workers share (the one `port: 0` picked). */
-  readonly port: number;
-  /** The process ids of the live worker processes. */
-  pids(): number[];
-  /** Stops every worker process (SIGTERM) and waits for them to exit. */
-  close(): Promise<void>;
-}
-
-/**
- * Serves the statecraft services from `processes` worker processes sharing one port (Node's
- * `cluster`): register that one address with Restate, which spreads its HTTP/2 connections
- * over them. A worker that dies is replaced; Restate retries its invocations on the others
- * meanwhile. Call it from the top of your worker script: in the primary it forks and returns
- * the cluster; in each forked process it serves and returns undefined.
- */
-export async function serveCluster(
-  options: WorkerOptions & { readonly processes?: number },
-): Promise<WorkerCluster | undefined> {
-  checkOptions('serveCluster', options, CLUSTER_OPTIONS);
-  const { processes = 2, ...workerOptions } = options;
-  if (!Number.isInteger(processes) || processes < 1) {
-    throw new ConfigError('processes', 'serveCluster: processes is a whole number ≥ 1');
-  }
-  if (!cluster.isPrimary) {
-    await serveWorker(workerOptions);
-    return undefined;
-  }
-  let closing = false;
-  const fork = () => cluster.fork();
-  cluster.on('exit', () => {
-    if (!closing) fork();
-  });
-  const listening = Array.from(
-    { length: processes },
-    () =>
-      new Promise<number>((resolve) => {
-        fork().once('listening', (address) => resolve(address.port));
-      }),
-  );
-  const [port = workerOptions.port ?? 9080] = await Promise.all(listening);
-  return {
-    port,
-    pids: () =>
-      Object.values(cluster.workers ?? {}).flatMap((worker) =>
-        worker?.process.pid !== undefined && !worker.isDead() ? [worker.process.pid] : [],
-      ),
-    async close() {
-      closing = true;
-      const exits = Object.values(cluster.workers ?? {}).map(
-        (worker) =>
-          new Promise<void>((resolve) => {
-            if (!worker || worker.isDead()) return resolve();
-            worker.once('exit', () => resolve());
-            worker.kill('SIGTERM');
-          }),
-      );
-      await Promise.all(exits);
-    },
-  };
-}
-
 /**
  * Tells Restate's admin API where a worker is (`POST /deployments`), so that it discovers the
  * statecraft services and sends them their invocations. `force` replaces a deployment
@@ -156,7 +91,7 @@ export async function registerDeployment(options: {
   await admin.post('/deployments', { uri: options.workerUrl, force: options.force ?? true });
 }
 
-function checkOptions(where: string, options: object, known: readonly string[]): void {
+export function checkOptions(where: string, options: object, known: readonly string[]): void {
   if (typeof options !== 'object' || options === null) {
     throw new ConfigError('options', `${where}({ agents, url, … })`);
   }

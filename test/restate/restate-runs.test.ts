@@ -106,9 +106,33 @@ describe('statecraft on Restate', { timeout: 120_000 }, () => {
     expect(partial?.transcript?.length).toBeGreaterThan(1);
   });
 
-  it('fails a run of an agent no worker serves, saying which agents there are', async () => {
+  it('fails a run of an agent no worker serves, saying which agents there are, with status failed', async () => {
     const runs = restateRuns({ url: deployed().server.url });
     await runs.submit('nobody-1', 'nobody', 'hello');
     await expect(runs.result('nobody-1')).rejects.toThrow(/No agent 'nobody'.*trip/);
+    expect(await runs.status('nobody-1')).toMatchObject({ state: 'failed', agent: 'nobody' });
+    // The same id submitted for another agent is refused, not attached.
+    await expect(runs.submit('nobody-1', 'trip', 'hello')).rejects.toMatchObject({
+      code: 'JOURNAL_MISMATCH',
+    });
+  });
+
+  it('asks again about a call id the model reuses in a later step, on its own durable promise', async () => {
+    const runs = restateRuns({ url: deployed().server.url });
+    await runs.submit('twice-ids', 'refund-twice', 'twice 40');
+    const waitingOn = async (promise: string) => {
+      for (const deadline = Date.now() + 30_000; Date.now() < deadline; ) {
+        const status = await runs.status('twice-ids');
+        if (status?.state === 'awaiting-approval' && status.waiting[0]?.promise === promise) return;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      throw new Error(`never waited on ${promise}`);
+    };
+    await waitingOn('approval:t40');
+    expect(await runs.approvals.approve('twice-ids', 't40')).toBe(true);
+    await waitingOn('approval:t40:2');
+    expect(await runs.approvals.reject('twice-ids', 't40', 'once is enough')).toBe(true);
+    const result = await runs.result<{ text: string }>('twice-ids', { timeoutMs: 30_000 });
+    expect(result.text).toBe('twice 40: refund-40, Not approved: once is enough');
   });
 });

@@ -49,18 +49,44 @@ async function emptied(): Promise<JournalStore> {
 describe('restateStore', { timeout: 30_000 }, () => {
   describeJournalStoreContract('restateStore', emptied);
 
-  it('fences: once another holder acquires a run, the earlier one can write nothing more', async () => {
+  it('fences: once another holder acquires a run, the earlier one can write nothing more, released or not', async () => {
     const first = await emptied();
     const second = storeOf();
     await first.append('fenced', startEntry('fenced'));
     const release = await first.acquire?.('fenced');
     await first.append('fenced', { type: 'note', n: 1 });
-    await second.acquire?.('fenced');
+    const releaseSecond = await second.acquire?.('fenced');
     await journalErrorOf(first.append('fenced', { type: 'note', n: 2 }), 'run-busy');
     await second.append('fenced', { type: 'note', n: 3 });
-    await release?.(); // the earlier holder's release does not free the run from the later one
-    await expect(first.append('fenced', { type: 'note', n: 4 })).resolves.toBeUndefined();
-    expect(((await second.read('fenced')) ?? []).map((e) => e.n)).toEqual([undefined, 1, 3, 4]);
+    // The later holder lets the run go (it parks, or ends): the earlier one is still fenced,
+    // with its claim or without one.
+    await releaseSecond?.();
+    await journalErrorOf(first.append('fenced', { type: 'note', n: 4 }), 'run-busy');
+    await release?.();
+    await journalErrorOf(first.append('fenced', { type: 'note', n: 5 }), 'run-busy');
+    // Whoever claims it next writes again.
+    await first.acquire?.('fenced');
+    await first.append('fenced', { type: 'note', n: 6 });
+    expect(((await second.read('fenced')) ?? []).map((e) => e.n)).toEqual([undefined, 1, 3, 6]);
+  });
+
+  it('refuses a malformed request to the journal object rather than failing on it', async () => {
+    const store = await emptied();
+    await store.append('raw', startEntry('raw'));
+    const post = async (handler: string, body: unknown) => {
+      const response = await fetch(`${server.url}/statecraftJournal/raw/${handler}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return (await response.json()) as { ok: boolean; reason?: string };
+    };
+    expect(await post('append', {})).toMatchObject({ ok: false, reason: 'invalid-entry' });
+    expect(await post('append', { lines: ['not json'] })).toMatchObject({ ok: false });
+    expect(await post('post', {})).toMatchObject({ ok: false, reason: 'invalid-entry' });
+    expect(await post('acquire', 42)).toMatchObject({ ok: false, reason: 'invalid-entry' });
+    // The run is not blocked behind them.
+    expect(await store.read('raw')).toHaveLength(1);
   });
 
   it('sends un-awaited appends together, in order, and fails those queued behind a failed one', async () => {

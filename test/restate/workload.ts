@@ -22,6 +22,18 @@ export interface EffectLine {
   readonly at: number;
 }
 
+/**
+ * A model call's key in the effect log: the same request, wherever and whenever it is made,
+ * has the same key, and `details()` gives each call's request to compute it from.
+ */
+export function modelCallKey(request: {
+  readonly messages: readonly unknown[];
+  readonly responseFormat?: { readonly type: string };
+}): string {
+  const messages = JSON.stringify(request.messages);
+  return `${createHash('sha256').update(messages).digest('hex').slice(0, 16)}:${request.responseFormat?.type ?? 'text'}`;
+}
+
 function logEffect(kind: EffectLine['kind'], phase: EffectLine['phase'], key: string): void {
   const file = process.env[EFFECT_LOG_ENV];
   if (!file) return;
@@ -35,9 +47,10 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** A model whose answer is a function of the request: the same for the same run anywhere. */
 function loggedModel(answer: (request: ModelRequest) => ScriptedTurn): ScriptedModel {
   return new ScriptedModel(async (request) => {
-    // The same request, wherever and whenever it is made, has the same key.
-    const messages = JSON.stringify(request.messages.toArray());
-    const key = `${createHash('sha256').update(messages).digest('hex').slice(0, 16)}:${request.responseFormat?.type ?? 'text'}`;
+    const key = modelCallKey({
+      messages: request.messages.toArray(),
+      ...(request.responseFormat && { responseFormat: request.responseFormat }),
+    });
     logEffect('model', 'start', key);
     await pause(effectMs());
     const turn = answer(request);
@@ -155,6 +168,18 @@ export function refundChain(
   });
 }
 
+/** The model asks for the same call id in two steps, each needing approval. Input: `twice <n>`. */
+export function refundTwiceChain() {
+  const model = loggedModel((request) => {
+    const n = numberIn(request);
+    const step = request.messages.toArray().filter((m) => m.role === 'assistant').length;
+    if (step < 2)
+      return { toolCalls: [{ id: `t${n}`, name: 'refund', arguments: { n: n + step } }] };
+    return { text: `twice ${n}: ${toolOutputs(request)}` };
+  });
+  return createChain({ name: 'refund-twice', model, tools: [loggedTool('refund', true)] });
+}
+
 /** Every agent a test worker serves, by name. */
 export function workloadAgents() {
   return {
@@ -163,6 +188,7 @@ export function workloadAgents() {
     refund: refundChain(),
     'refund-deadline': refundChain({ approvalTimeoutMs: 3_000 }),
     'refund-limited': refundChain({ maxExecutionTime: 2_000 }),
+    'refund-twice': refundTwiceChain(),
   };
 }
 
