@@ -166,24 +166,20 @@ export const journalObject = restate.object({
           `Cannot append a "${String(message.type)}" entry to run "${runId}": no such run (a run's first entry is its "start" entry)`,
         );
       }
+      const isDecision = message.type === 'decision' && typeof message.callId === 'string';
+      const asks = isDecision ? await approvalsOfCall(ctx, String(message.callId)) : [];
       const inbox = (await ctx.get<string[]>(INBOX)) ?? [];
-      ctx.set(INBOX, [...inbox, line]);
-      if (message.type === 'decision' && typeof message.callId === 'string') {
-        if (await ctx.get<boolean>(WORKFLOW)) {
-          // The parked run waits on this call's durable promise: wake it. Durable (the send is
-          // journaled with this handler), so a decision never lands without its wake-up.
-          const asked = (await readLines(ctx)).filter((entryLine) => {
-            const entry = JSON.parse(entryLine) as Entry;
-            return entry.type === 'approval' && entry.callId === message.callId;
-          }).length;
-          ctx.genericSend({
-            service: RUN_SERVICE,
-            method: 'wake',
-            key: runId,
-            parameter: approvalPromiseName(message.callId, Math.max(1, asked)),
-            inputSerde: restate.serde.json,
-          });
-        }
+      ctx.set(INBOX, [...inbox, postedLine(line, message, asks.at(-1))]);
+      if (isDecision && (await ctx.get<boolean>(WORKFLOW))) {
+        // The parked run waits on this call's durable promise: wake it. Durable (the send is
+        // journaled with this handler), so a decision never lands without its wake-up.
+        ctx.genericSend({
+          service: RUN_SERVICE,
+          method: 'wake',
+          key: runId,
+          parameter: approvalPromiseName(String(message.callId), Math.max(1, asks.length)),
+          inputSerde: restate.serde.json,
+        });
       }
       return ok(null);
     },
@@ -211,6 +207,26 @@ export const journalObject = restate.object({
     },
   },
 });
+
+/** The journal's approval requests of one call id, in order (a model may reuse an id). */
+async function approvalsOfCall(ctx: restate.ObjectContext, callId: string): Promise<Entry[]> {
+  return (await readLines(ctx))
+    .map((line) => JSON.parse(line) as Entry)
+    .filter((entry) => entry.type === 'approval' && entry.callId === callId);
+}
+
+/**
+ * A decision as the inbox keeps it. It counts for the request it answers when it was posted
+ * after it (approvals.ts `postedDecision` compares their times); posted now, it is after the
+ * call's latest request whatever the decider's clock says, so its time is made no earlier than
+ * that request's: a decider whose clock runs behind a worker's is not ignored.
+ */
+function postedLine(line: string, message: Entry, request: Entry | undefined): string {
+  const requestedAt = Number(request?.at);
+  const at = Number(message.at);
+  if (!Number.isFinite(requestedAt) || !(at < requestedAt)) return line;
+  return JSON.stringify({ ...message, at: requestedAt });
+}
 
 /**
  * The durable promise a parked run waits on for the `nth` request of call `callId`:

@@ -5,6 +5,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { RestateRequestError } from './ingress.js';
+import { checkMs, checkPort, optionProblems } from './option-checks.js';
 
 export interface LocalRestateOptions {
   /** Where the server keeps its data; default a new temporary directory, removed by `stop`. */
@@ -41,7 +42,26 @@ export interface LocalRestate {
  * dependency), bound to 127.0.0.1 on every port, with telemetry off: for tests, benchmarks and
  * trying statecraft on Restate on one machine. Production runs its own server.
  */
+const LOCAL_OPTIONS = [
+  'baseDir',
+  'ingressPort',
+  'adminPort',
+  'fabricPort',
+  'startTimeoutMs',
+  'env',
+  'log',
+];
+
 export async function startLocalRestate(options: LocalRestateOptions = {}): Promise<LocalRestate> {
+  const { problems } = optionProblems('startLocalRestate', options, LOCAL_OPTIONS);
+  for (const port of ['ingressPort', 'adminPort', 'fabricPort'] as const) {
+    checkPort(problems, port, options[port]);
+  }
+  checkMs(problems, 'startTimeoutMs', options.startTimeoutMs);
+  if (options.baseDir !== undefined && typeof options.baseDir !== 'string') {
+    problems.add('baseDir', 'must be a directory path');
+  }
+  problems.throwIfAny();
   const binary = serverBinary();
   const ownDir = options.baseDir === undefined;
   const baseDir = options.baseDir ?? (await mkdtemp(path.join(os.tmpdir(), 'statecraft-restate-')));

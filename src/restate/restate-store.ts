@@ -12,6 +12,7 @@ import { ConfigError } from '../errors.js';
 import { AppendBatches } from './append-batches.js';
 import { RestateHttp, RestateRequestError } from './ingress.js';
 import { type JournalListing, type JournalReply, LISTING } from './journal-object.js';
+import { checkAddress, checkMs, optionProblems } from './option-checks.js';
 import { JOURNAL_SERVICE } from './service-names.js';
 
 export interface RestateStoreOptions {
@@ -148,26 +149,10 @@ async function listingRows(
 }
 
 function checkedOptions(options: RestateStoreOptions): RestateStoreOptions {
-  if (typeof options !== 'object' || options === null) {
-    throw new ConfigError('options', 'restateStore({ url, adminUrl?, timeoutMs? })');
-  }
-  const problems: { option: string; message: string }[] = [];
-  for (const key of Object.keys(options)) {
-    if (!OPTIONS.includes(key)) {
-      problems.push({ option: key, message: `unknown option (known: ${OPTIONS.join(', ')})` });
-    }
-  }
-  for (const key of ['url', 'adminUrl'] as const) {
-    const value = options[key];
-    if (value === undefined && key === 'adminUrl') continue;
-    if (typeof value !== 'string' || !/^https?:\/\/[^\s/]+/.test(value)) {
-      problems.push({ option: key, message: 'an http(s) address, e.g. http://127.0.0.1:8080' });
-    }
-  }
-  const { timeoutMs } = options;
-  if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
-    problems.push({ option: 'timeoutMs', message: 'a positive number of milliseconds' });
-  }
-  if (problems.length > 0) throw ConfigError.of('restateStore', problems);
+  const { problems } = optionProblems('restateStore', options, OPTIONS);
+  checkAddress(problems, 'url', options.url, 'http://127.0.0.1:8080');
+  checkAddress(problems, 'adminUrl', options.adminUrl, 'http://127.0.0.1:9070', true);
+  checkMs(problems, 'timeoutMs', options.timeoutMs);
+  problems.throwIfAny();
   return options;
 }

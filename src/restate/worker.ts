@@ -1,9 +1,9 @@
 import http2 from 'node:http2';
 import * as restate from '@restatedev/restate-sdk';
 import type { JournalStore } from '../durable/stores/journal-store.js';
-import { ConfigError } from '../errors.js';
 import { RestateHttp } from './ingress.js';
 import { journalObject } from './journal-object.js';
+import { checkAddress, checkMs, checkPort, optionProblems } from './option-checks.js';
 import { restateStore } from './restate-store.js';
 import type { Agents } from './run-segment.js';
 import { runWorkflow } from './run-workflow.js';
@@ -87,29 +87,36 @@ export async function registerDeployment(options: {
   readonly force?: boolean;
   readonly timeoutMs?: number;
 }): Promise<void> {
+  const { problems } = optionProblems('registerDeployment', options, [
+    'adminUrl',
+    'workerUrl',
+    'force',
+    'timeoutMs',
+  ]);
+  checkAddress(problems, 'adminUrl', options.adminUrl, 'http://127.0.0.1:9070');
+  checkAddress(problems, 'workerUrl', options.workerUrl, 'http://127.0.0.1:9080');
+  checkMs(problems, 'timeoutMs', options.timeoutMs);
+  if (options.force !== undefined && typeof options.force !== 'boolean') {
+    problems.add('force', 'must be true or false');
+  }
+  problems.throwIfAny();
   const admin = new RestateHttp(options.adminUrl, options.timeoutMs ?? 30_000);
   await admin.post('/deployments', { uri: options.workerUrl, force: options.force ?? true });
 }
 
 export function checkOptions(where: string, options: object, known: readonly string[]): void {
-  if (typeof options !== 'object' || options === null) {
-    throw new ConfigError('options', `${where}({ agents, url, … })`);
-  }
-  const problems = Object.keys(options)
-    .filter((key) => !known.includes(key))
-    .map((option) => ({ option, message: `unknown option (known: ${known.join(', ')})` }));
-  const { agents, url } = options as Partial<WorkerOptions>;
+  const { problems, options: given } = optionProblems(where, options, known);
+  const { agents } = given;
   if (typeof agents !== 'object' || agents === null || Object.keys(agents).length === 0) {
-    problems.push({ option: 'agents', message: 'an object of chains / tool loops by name' });
+    problems.add('agents', 'must be an object of chains / tool loops by name');
   } else {
     for (const [name, agent] of Object.entries(agents)) {
       if (typeof (agent as { invoke?: unknown })?.invoke !== 'function') {
-        problems.push({ option: `agents.${name}`, message: 'a chain or tool loop (with invoke)' });
+        problems.add(`agents.${name}`, 'must be a chain or tool loop (with invoke)');
       }
     }
   }
-  if (typeof url !== 'string' || !/^https?:\/\/\S+$/.test(url)) {
-    problems.push({ option: 'url', message: "Restate's ingress, e.g. http://127.0.0.1:8080" });
-  }
-  if (problems.length > 0) throw ConfigError.of(where, problems);
+  checkAddress(problems, 'url', given.url, 'http://127.0.0.1:8080');
+  checkPort(problems, 'port', given.port);
+  problems.throwIfAny();
 }

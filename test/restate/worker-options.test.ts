@@ -1,6 +1,12 @@
 // Bad worker and client options fail at construction, naming each one (no server needed).
 import { ConfigError } from 'statecraft';
-import { restateRuns, serveCluster, serveWorker } from 'statecraft/restate';
+import {
+  registerDeployment,
+  restateRuns,
+  serveCluster,
+  serveWorker,
+  startLocalRestate,
+} from 'statecraft/restate';
 import { describe, expect, it } from 'vitest';
 import { tripChain } from './workload.js';
 
@@ -24,6 +30,12 @@ describe('statecraft/restate options', () => {
         } as never),
       ),
     ).toEqual(['agents.broken', 'proces', 'url']);
+    const error = await serveWorker({
+      agents: { trip: tripChain() },
+      url: 'http://x:1',
+      hots: '0.0.0.0',
+    } as never).catch((e: unknown) => e as Error);
+    expect(String((error as Error).message)).toMatch(/did you mean `host`\?/);
     expect(await problemsOf(() => serveWorker({ agents: {}, url: 'http://x:1' }))).toEqual([
       'agents',
     ]);
@@ -34,6 +46,21 @@ describe('statecraft/restate options', () => {
     expect(
       await problemsOf(() => serveCluster({ agents, url: 'http://127.0.0.1:1', processes: 0 })),
     ).toEqual(['processes']);
+  });
+
+  it('registerDeployment and startLocalRestate name their bad options', async () => {
+    expect(
+      await problemsOf(() =>
+        registerDeployment({
+          adminUrl: 'x',
+          workerUrl: 'http://127.0.0.1:1',
+          forse: true,
+        } as never),
+      ),
+    ).toEqual(['adminUrl', 'forse']);
+    expect(
+      await problemsOf(() => startLocalRestate({ ingressPort: -1, startTimeoutMs: 0 })),
+    ).toEqual(['ingressPort', 'startTimeoutMs']);
   });
 
   it('restateRuns checks its options and run ids before any request', async () => {
