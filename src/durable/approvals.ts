@@ -45,6 +45,11 @@ interface DecisionMessage extends JournalEntry {
   readonly approved: boolean;
   readonly reason?: string;
   readonly at: number;
+  /**
+   * The `at` of the request it answers, as the decider read it from the journal: the request
+   * it is for, exactly, whatever the clocks of the decider and the run's host say.
+   */
+  readonly requestedAt?: number;
 }
 
 /** A decision from a run's inbox, and when it was posted (epoch milliseconds). */
@@ -64,7 +69,11 @@ export function postedDecision(
 ): PostedDecision | undefined {
   for (const message of messages) {
     if (!isDecisionMessage(message) || message.callId !== request.callId) continue;
-    if (message.at < request.at) continue;
+    // For another request of that id (the model reused it): not this one's. A message that
+    // does not say which request it answers counts from the first posted after this one.
+    if (typeof message.requestedAt === 'number') {
+      if (message.requestedAt !== request.at) continue;
+    } else if (message.at < request.at) continue;
     if (request.deadline !== undefined && message.at > request.deadline) return undefined;
     const { reason } = message;
     return {
@@ -135,6 +144,7 @@ export function approvals(store: JournalStore): Approvals {
       approved: decision.approved,
       ...(!decision.approved && decision.reason && { reason: decision.reason }),
       at: Date.now(),
+      requestedAt: waiting.requestedAt,
     };
     await post.call(store, runId, message);
     notifyDecision(store, runId);

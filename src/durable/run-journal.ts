@@ -550,6 +550,9 @@ export class RunJournal {
    * run host on every other way a run stops. Idempotent.
    */
   async close(): Promise<void> {
+    // Nothing is written after: a tool that ignored its abort and answers now must not land
+    // in a journal another writer (maybe this process, resuming it) has taken over.
+    this.#ending = true;
     const release = this.#release;
     this.#release = undefined;
     // What was written before (a parked run's last result) is on disk before another

@@ -166,18 +166,21 @@ export const journalObject = restate.object({
           `Cannot append a "${String(message.type)}" entry to run "${runId}": no such run (a run's first entry is its "start" entry)`,
         );
       }
-      const isDecision = message.type === 'decision' && typeof message.callId === 'string';
-      const asks = isDecision ? await approvalsOfCall(ctx, String(message.callId)) : [];
       const inbox = (await ctx.get<string[]>(INBOX)) ?? [];
-      ctx.set(INBOX, [...inbox, postedLine(line, message, asks.at(-1))]);
+      ctx.set(INBOX, [...inbox, line]);
+      const isDecision = message.type === 'decision' && typeof message.callId === 'string';
       if (isDecision && (await ctx.get<boolean>(WORKFLOW))) {
-        // The parked run waits on this call's durable promise: wake it. Durable (the send is
-        // journaled with this handler), so a decision never lands without its wake-up.
+        // The parked run waits on the durable promise of the request this decision answers
+        // (the one it names, else the call's latest): wake it. Durable (the send is journaled
+        // with this handler), so a decision never lands without its wake-up.
+        const asks = await approvalsOfCall(ctx, String(message.callId));
+        const named = asks.findIndex((ask) => ask.at === message.requestedAt);
+        const nth = named >= 0 ? named + 1 : Math.max(1, asks.length);
         ctx.genericSend({
           service: RUN_SERVICE,
           method: 'wake',
           key: runId,
-          parameter: approvalPromiseName(String(message.callId), Math.max(1, asks.length)),
+          parameter: approvalPromiseName(String(message.callId), nth),
           inputSerde: restate.serde.json,
         });
       }
@@ -213,19 +216,6 @@ async function approvalsOfCall(ctx: restate.ObjectContext, callId: string): Prom
   return (await readLines(ctx))
     .map((line) => JSON.parse(line) as Entry)
     .filter((entry) => entry.type === 'approval' && entry.callId === callId);
-}
-
-/**
- * A decision as the inbox keeps it. It counts for the request it answers when it was posted
- * after it (approvals.ts `postedDecision` compares their times); posted now, it is after the
- * call's latest request whatever the decider's clock says, so its time is made no earlier than
- * that request's: a decider whose clock runs behind a worker's is not ignored.
- */
-function postedLine(line: string, message: Entry, request: Entry | undefined): string {
-  const requestedAt = Number(request?.at);
-  const at = Number(message.at);
-  if (!Number.isFinite(requestedAt) || !(at < requestedAt)) return line;
-  return JSON.stringify({ ...message, at: requestedAt });
 }
 
 /**

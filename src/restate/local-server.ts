@@ -204,12 +204,12 @@ async function healthy(url: string, adminUrl: string, timeoutMs: number): Promis
   }
 }
 
-/** A TCP port free on 127.0.0.1 now (the OS picks it). */
-export function freePort(): Promise<number> {
+/** A TCP port free on `host` now (the OS picks it). */
+export function freePort(host = '127.0.0.1'): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(0, host, () => {
       const address = server.address();
       const port = typeof address === 'object' && address !== null ? address.port : 0;
       server.close(() => resolve(port));

@@ -1,5 +1,6 @@
 import { type Approvals, approvals } from '../durable/approvals.js';
-import { encode } from '../durable/codec.js';
+import { decode, encode } from '../durable/codec.js';
+import { isStartEntry } from '../durable/journal-entry.js';
 import { JournalMismatchError } from '../durable/journal-mismatch.js';
 import { requestHash } from '../durable/request-hash.js';
 import type { JournalStore } from '../durable/stores/journal-store.js';
@@ -55,7 +56,7 @@ export function restateRuns(options: RestateStoreOptions): RestateRuns {
       const request: RunRequest = { agent, input: encode(input) };
       const sent = await ingress.post<{ status?: string }>(`${path(runId)}/run/send`, request);
       const attached = sent.status === 'PreviouslyAccepted';
-      if (attached) await assertSameRequest(ingress, path(runId), runId, agent, input);
+      if (attached) await assertSameRequest(ingress, store, path(runId), runId, agent, input);
       return { runId, attached };
     },
     async result<T>(runId: string, resultOptions: { readonly timeoutMs?: number } = {}) {
@@ -84,6 +85,7 @@ const SUBMITTED_WAIT_MS = 5_000;
  */
 async function assertSameRequest(
   ingress: RestateHttp,
+  store: JournalStore,
   runPath: string,
   runId: string,
   agent: string,
@@ -92,12 +94,18 @@ async function assertSameRequest(
   const deadline = Date.now() + SUBMITTED_WAIT_MS;
   const firstRequest = () => ingress.post<Submitted | null>(`${runPath}/submitted`);
   let first = await firstRequest();
-  while (first === null) {
-    if (Date.now() > deadline) return;
+  while (first === null && Date.now() <= deadline) {
     await new Promise((resolve) => setTimeout(resolve, 50));
     first = await firstRequest();
   }
   const actualHash = requestHash(input);
+  if (first === null) {
+    // Not recorded (a run submitted by an older statecraft, or not begun yet): the journal's
+    // start entry still has the input, when the run has begun.
+    const start = (await store.read(runId))?.[0];
+    if (start === undefined || !isStartEntry(start)) return;
+    first = { agent, inputHash: requestHash(decode(start.input)) };
+  }
   if (first.agent === agent && first.inputHash === actualHash) return;
   throw new JournalMismatchError({
     entry: 0,

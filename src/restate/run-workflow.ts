@@ -7,7 +7,7 @@ import type { JsonValue } from '../viz/to-json.js';
 import { journalObject } from './journal-object.js';
 import { REDISPATCH } from './retry-policy.js';
 import { failed, type RunOutcome } from './run-outcome.js';
-import { type Agents, runSegment, type Segment, type Waiting } from './run-segment.js';
+import { type Agent, type Agents, runSegment, type Segment, type Waiting } from './run-segment.js';
 import { RUN_SERVICE } from './service-names.js';
 
 // X3: one Restate workflow per run id. Restate guarantees the workflow's `run` handler runs
@@ -66,6 +66,32 @@ const SEGMENT_RETRY = {
   maxRetryDuration: 10 * 60_000,
 } as const;
 
+/** The hash `submit` compares a second submission's input with (of the raw JSON if unreadable). */
+function inputHashOf(request: RunRequest | undefined): string {
+  try {
+    return requestHash(decode(request?.input));
+  } catch {
+    return requestHash(request?.input ?? null);
+  }
+}
+
+/** Why `request` cannot run on this worker: an agent it does not serve, input it cannot read. */
+function refusedRequest(request: RunRequest | undefined, agents: Agents): Error | undefined {
+  const name = request?.agent;
+  if (typeof name !== 'string' || !Object.hasOwn(agents, name)) {
+    return new ConfigError(
+      'agent',
+      `No agent '${String(name)}' on this worker (it runs: ${Object.keys(agents).join(', ') || 'none'})`,
+    );
+  }
+  try {
+    decode(request?.input);
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
+  return undefined;
+}
+
 export function runWorkflow({ agents, store }: RunWorkflowOptions) {
   return restate.workflow({
     name: RUN_SERVICE,
@@ -73,21 +99,17 @@ export function runWorkflow({ agents, store }: RunWorkflowOptions) {
     handlers: {
       async run(ctx: restate.WorkflowContext, request: RunRequest): Promise<RunOutcome> {
         const runId = ctx.key;
+        const agentName = String(request?.agent);
         // What was submitted, for a second submission to be checked against (restate-runs.ts).
-        ctx.set<Submitted>(SUBMITTED, {
-          agent: String(request?.agent),
-          inputHash: requestHash(decode(request?.input)),
-        });
-        const agent = agents[request?.agent];
-        if (agent === undefined) {
-          ctx.set<RestateRunStatus>(STATUS, { state: 'failed', agent: request?.agent, segment: 0 });
-          return failed(
-            new ConfigError(
-              'agent',
-              `No agent '${request?.agent}' on this worker (it runs: ${Object.keys(agents).join(', ') || 'none'})`,
-            ),
-          );
+        ctx.set<Submitted>(SUBMITTED, { agent: agentName, inputHash: inputHashOf(request) });
+        // A request anyone can send to the ingress: one that cannot run ends the run failed
+        // (a throw here would be retried forever).
+        const refusal = refusedRequest(request, agents);
+        if (refusal) {
+          ctx.set<RestateRunStatus>(STATUS, { state: 'failed', agent: agentName, segment: 0 });
+          return failed(refusal);
         }
+        const agent = agents[agentName] as Agent;
         // Before any decision can be posted: from now on a decision wakes this workflow.
         await ctx.objectClient(journalObject, runId).markWorkflow();
         // Promises this workflow has woken on: their decision was posted, so the segment after

@@ -1,11 +1,16 @@
 import cluster, { type Worker as ClusterWorker } from 'node:cluster';
 import { ConfigError } from '../errors.js';
+import { freePort } from './local-server.js';
 import { checkOptions, serveWorker, WORKER_OPTIONS, type WorkerOptions } from './worker.js';
 
 const CLUSTER_OPTIONS = [...WORKER_OPTIONS, 'processes'];
 /** A worker that dies sooner than this after it started counts as failing to start. */
 const QUICK_DEATH_MS = 5_000;
 const MAX_RESPAWN_DELAY_MS = 30_000;
+/** Longest a worker process may take to listen. */
+const LISTEN_TIMEOUT_MS = 60_000;
+/** Tells a replacement worker the port its cluster listens on. */
+const PORT_ENV = 'STATECRAFT_CLUSTER_PORT';
 
 /** The primary of a worker cluster: its processes, and how to stop them. */
 export interface WorkerCluster {
@@ -35,71 +40,129 @@ export async function serveCluster(
     throw new ConfigError('processes', 'serveCluster: processes is a whole number ≥ 1');
   }
   if (!cluster.isPrimary) {
-    await serveWorker(workerOptions);
+    // A replacement listens on the port the first workers got (with `port: 0`, the one picked
+    // then), not on a new one Restate does not know.
+    const pinned = Number(process.env[PORT_ENV]);
+    try {
+      await serveWorker({ ...workerOptions, ...(pinned > 0 && { port: pinned }) });
+    } catch (error) {
+      // A worker process exists to serve: one that cannot (a port in use) ends, so that its
+      // primary learns of it, rather than idling on the cluster's channel forever.
+      console.error(`statecraft/restate: worker ${process.pid} cannot serve: ${String(error)}`);
+      process.exit(1);
+    }
     return undefined;
   }
-  const started = await Promise.allSettled(Array.from({ length: processes }, startWorker));
-  const failure = started.find((result) => result.status === 'rejected');
-  if (failure) {
-    await stopAll();
-    throw failure.reason;
-  }
-  const [port = workerOptions.port ?? 9080] = started.map((result) =>
-    result.status === 'fulfilled' ? result.value : 0,
+  return new Cluster(processes, workerOptions.host ?? '127.0.0.1').start(
+    workerOptions.port ?? 9080,
   );
-  const respawn = new Respawn();
-  let closing = false;
-  cluster.on('exit', (worker) => {
-    if (!closing) respawn.after(worker, () => void startWorker().catch(() => {}));
-  });
-  return {
-    port,
-    pids: () =>
-      liveWorkers().flatMap((worker) =>
-        worker.process.pid === undefined ? [] : [worker.process.pid],
-      ),
-    async close() {
-      closing = true;
-      respawn.cancel();
-      await stopAll();
-    },
+}
+
+/** This call's worker processes, their replacements, and their end. */
+class Cluster {
+  readonly #processes: number;
+  readonly #own = new Set<ClusterWorker>();
+  readonly #respawn = new Respawn();
+  #requestedPort = 0;
+  #port = 0;
+  #running = false;
+  #closing = false;
+  readonly #onExit = (worker: ClusterWorker) => {
+    if (!this.#own.delete(worker)) return;
+    // While starting, a worker that dies fails the start instead; once running, every dead
+    // worker is replaced (Respawn slows down a worker that keeps dying as it starts).
+    if (this.#closing || !this.#running) return;
+    this.#respawn.after(worker, () =>
+      this.#fork().catch((error: unknown) => {
+        console.error(`statecraft/restate: a replacement worker failed: ${String(error)}`);
+      }),
+    );
   };
-}
 
-/** Forks one worker; resolves with its port once it listens, rejects if it exits first. */
-function startWorker(): Promise<number> {
-  const worker = cluster.fork();
-  return new Promise<number>((resolve, reject) => {
-    const onExit = (code: number | null, signal: string | null) =>
-      reject(
-        new Error(
-          `serveCluster: worker process ${worker.process.pid} exited (${signal ?? `code ${code}`}) before it listened`,
+  readonly #host: string;
+
+  constructor(processes: number, host: string) {
+    this.#processes = processes;
+    this.#host = host;
+  }
+
+  async start(port: number): Promise<WorkerCluster> {
+    this.#requestedPort = port;
+    this.#port = port === 0 ? await freePort(this.#host) : port;
+    cluster.on('exit', this.#onExit);
+    const started = await Promise.allSettled(
+      Array.from({ length: this.#processes }, () => this.#fork()),
+    );
+    const failure = started.find((result) => result.status === 'rejected');
+    if (failure) {
+      await this.close();
+      throw failure.reason;
+    }
+    this.#running = true;
+    // A worker that listened and died while the others were starting is replaced now.
+    for (let missing = this.#processes - this.#own.size; missing > 0; missing--) {
+      void this.#fork().catch(() => {});
+    }
+    return {
+      port: this.#port,
+      pids: () =>
+        [...this.#own].flatMap((worker) =>
+          worker.process.pid === undefined || worker.isDead() ? [] : [worker.process.pid],
         ),
-      );
-    worker.once('exit', onExit);
-    worker.once('listening', (address) => {
-      worker.off('exit', onExit);
-      resolve(address.port);
+      close: () => this.close(),
+    };
+  }
+
+  /** Forks one worker; resolves with its port once it listens, rejects if it exits first. */
+  #fork(): Promise<number> {
+    // With `port: 0` the primary picked the port (start): every worker, replacements too,
+    // asks for it by number, so they all share it, even after every one of them died.
+    const pinned = this.#requestedPort === 0 ? { [PORT_ENV]: String(this.#port) } : {};
+    const worker = cluster.fork(pinned);
+    this.#own.add(worker);
+    this.#respawn.born(worker);
+    return new Promise<number>((resolve, reject) => {
+      const onExit = (code: number | null, signal: string | null) => {
+        clearTimeout(timer);
+        reject(
+          new Error(
+            `serveCluster: worker process ${worker.process.pid} exited (${signal ?? `code ${code}`}) before it listened`,
+          ),
+        );
+      };
+      worker.once('exit', onExit);
+      const timer = setTimeout(() => {
+        worker.off('exit', onExit);
+        worker.kill('SIGKILL');
+        reject(
+          new Error(
+            `serveCluster: worker process ${worker.process.pid} did not listen within ${LISTEN_TIMEOUT_MS} ms`,
+          ),
+        );
+      }, LISTEN_TIMEOUT_MS);
+      worker.once('listening', (address) => {
+        clearTimeout(timer);
+        worker.off('exit', onExit);
+        resolve(address.port);
+      });
     });
-  });
-}
+  }
 
-function liveWorkers(): ClusterWorker[] {
-  return Object.values(cluster.workers ?? {}).flatMap((worker) =>
-    worker && !worker.isDead() ? [worker] : [],
-  );
-}
-
-async function stopAll(): Promise<void> {
-  await Promise.all(
-    liveWorkers().map(
-      (worker) =>
-        new Promise<void>((resolve) => {
-          worker.once('exit', () => resolve());
-          worker.kill('SIGTERM');
-        }),
-    ),
-  );
+  async close(): Promise<void> {
+    this.#closing = true;
+    this.#respawn.cancel();
+    await Promise.all(
+      [...this.#own].map(
+        (worker) =>
+          new Promise<void>((resolve) => {
+            if (worker.isDead()) return resolve();
+            worker.once('exit', () => resolve());
+            worker.kill('SIGTERM');
+          }),
+      ),
+    );
+    cluster.off('exit', this.#onExit);
+  }
 }
 
 /** When to replace a dead worker: at once, unless workers keep dying soon after they start. */
@@ -108,11 +171,9 @@ class Respawn {
   readonly #timers = new Set<NodeJS.Timeout>();
   #quickDeaths = 0;
 
-  constructor() {
-    for (const worker of Object.values(cluster.workers ?? {})) {
-      if (worker) this.#bornAt.set(worker, Date.now());
-    }
-    cluster.on('fork', (worker) => this.#bornAt.set(worker, Date.now()));
+  /** A worker was forked now: how long it lives decides how soon it is replaced. */
+  born(worker: ClusterWorker): void {
+    this.#bornAt.set(worker, Date.now());
   }
 
   after(dead: ClusterWorker, start: () => void): void {

@@ -78,8 +78,11 @@ export async function serveWorker(options: WorkerOptions): Promise<Worker> {
 
 /**
  * Tells Restate's admin API where a worker is (`POST /deployments`), so that it discovers the
- * statecraft services and sends them their invocations. `force` replaces a deployment
- * registered at that address before (a worker restarted with new code).
+ * statecraft services and sends them their invocations. Registering the same address again is
+ * harmless. New code goes at a new address, registered beside the old one: Restate sends new
+ * runs there and keeps the old deployment for the runs begun on it, which must replay on the
+ * code that began them. `force: true` replaces the deployment at an address in place, which
+ * breaks such runs; keep it for development.
  */
 export async function registerDeployment(options: {
   readonly adminUrl: string;
@@ -101,7 +104,7 @@ export async function registerDeployment(options: {
   }
   problems.throwIfAny();
   const admin = new RestateHttp(options.adminUrl, options.timeoutMs ?? 30_000);
-  await admin.post('/deployments', { uri: options.workerUrl, force: options.force ?? true });
+  await admin.post('/deployments', { uri: options.workerUrl, force: options.force ?? false });
 }
 
 export function checkOptions(where: string, options: object, known: readonly string[]): void {

@@ -70,26 +70,6 @@ describe('restateStore', { timeout: 30_000 }, () => {
     expect(((await second.read('fenced')) ?? []).map((e) => e.n)).toEqual([undefined, 1, 3, 6]);
   });
 
-  it("keeps a decision posted from a clock behind the worker's as posted after the request it answers", async () => {
-    const store = await emptied();
-    await store.append('skew', startEntry('skew'));
-    const requestedAt = Date.now() + 60_000; // the worker's clock runs a minute ahead
-    await store.append('skew', {
-      type: 'approval',
-      seq: 1,
-      callId: 'c1',
-      tool: 't',
-      at: requestedAt,
-    });
-    await store.post?.('skew', { type: 'decision', callId: 'c1', approved: true, at: Date.now() });
-    await store.post?.('skew', { type: 'decision', callId: 'c9', approved: true, at: 5 });
-    const posted = (await store.posted?.('skew')) ?? [];
-    expect(posted.map((m) => [m.callId, m.at])).toEqual([
-      ['c1', requestedAt],
-      ['c9', 5],
-    ]);
-  });
-
   it('refuses a malformed request to the journal object rather than failing on it', async () => {
     const store = await emptied();
     await store.append('raw', startEntry('raw'));

@@ -22,6 +22,7 @@ import { ScriptedModel } from 'statecraft/testing';
 import { describe, expect, it } from 'vitest';
 import { assign, createActor, enqueueActions, type SnapshotFrom, setup, toPromise } from 'xstate';
 import { z } from 'zod';
+import { postedDecision } from '../../src/durable/approvals.js';
 import { ms, tracing } from '../otel/tracing.js';
 
 function tools(ran: string[]) {
@@ -415,6 +416,24 @@ describe('a resumed wait seen from outside', () => {
 });
 
 describe('decisions against deadlines and reused call ids', () => {
+  it('a decision names the request it answers: it counts for it whatever the clocks say, never for a later request of a reused id', () => {
+    const request = { callId: 'c1', at: 5_000 };
+    const decision = (at: number, approved: boolean, requestedAt?: number) => ({
+      type: 'decision',
+      callId: 'c1',
+      approved,
+      at,
+      ...(requestedAt !== undefined && { requestedAt }),
+    });
+    // The decider's clock runs behind the run's: still this request's decision.
+    expect(postedDecision([decision(1_000, true, 5_000)], request)?.decision.approved).toBe(true);
+    // Meant for an earlier request of the same id, posted after this one began: not this one's.
+    expect(postedDecision([decision(6_000, true, 2_000)], request)).toBeUndefined();
+    // A message that does not name its request counts from the first posted after it.
+    const unnamed = [decision(4_000, false), decision(5_001, true)];
+    expect(postedDecision(unnamed, request)?.decision.approved).toBe(true);
+  });
+
   it('a decision posted before the deadline wins over it, even when read only after it', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'statecraft-deadline-'));
     try {
