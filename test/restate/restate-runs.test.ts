@@ -117,6 +117,25 @@ describe('statecraft on Restate', { timeout: 120_000 }, () => {
     });
   });
 
+  it('ends a raw submission it cannot run failed, never retrying it: unreadable input, an inherited name', async () => {
+    const runs = restateRuns({ url: deployed().server.url });
+    const send = async (runId: string, body: unknown) => {
+      const response = await fetch(`${deployed().server.url}/statecraftRun/${runId}/run/send`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      expect(response.status).toBe(202);
+    };
+    await send('raw-1', { agent: 'trip', input: { $sc: 'no-such-tag' } });
+    await expect(runs.result('raw-1', { timeoutMs: 20_000 })).rejects.toThrow();
+    expect(await runs.status('raw-1')).toMatchObject({ state: 'failed', segment: 0 });
+    await send('raw-2', { agent: 'constructor', input: 'x' });
+    await expect(runs.result('raw-2', { timeoutMs: 20_000 })).rejects.toThrow(
+      /No agent 'constructor'/,
+    );
+  });
+
   it('asks again about a call id the model reuses in a later step, on its own durable promise', async () => {
     const runs = restateRuns({ url: deployed().server.url });
     await runs.submit('twice-ids', 'refund-twice', 'twice 40');
