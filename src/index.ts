@@ -106,9 +106,14 @@ export {
 } from './durable/journal-entry.js';
 export { JournalError, type JournalErrorReason } from './durable/journal-error.js';
 export { JournalMismatchError } from './durable/journal-mismatch.js';
-export { fileStore } from './durable/stores/file-store.js';
-export type { JournalStore, RunListing } from './durable/stores/journal-store.js';
+export { type FileJournalStore, fileStore } from './durable/stores/file-store.js';
+export type {
+  JournalStore,
+  RunListing,
+  UnreadableRun,
+} from './durable/stores/journal-store.js';
 export { memoryStore } from './durable/stores/memory-store.js';
+export type { StoreOptions } from './durable/stores/store-options.js';
 export {
   AbortError,
   type BudgetErrorOptions,

@@ -4,7 +4,7 @@ import { decode } from './codec.js';
 import { isStartEntry, type JournalEntry, type RunKind } from './journal-entry.js';
 import { JournalError } from './journal-error.js';
 import { isApprovalEntry, isDecisionEntry } from './run-entries.js';
-import type { JournalStore } from './stores/journal-store.js';
+import { isReadable, type JournalStore } from './stores/journal-store.js';
 
 // SPEC H2 / X2: decisions on the calls durable runs wait for, from any process. A decision is
 // a message left beside the run's journal (JournalStore.post), never written into it: the
@@ -152,7 +152,9 @@ export function approvals(store: JournalStore): Approvals {
   };
   return {
     async list(runId) {
-      const runIds = runId === undefined ? (await store.list()).map((r) => r.runId) : [runId];
+      // A run whose journal cannot be read is left out: its approvals cannot be known.
+      const runIds =
+        runId === undefined ? (await store.list()).filter(isReadable).map((r) => r.runId) : [runId];
       const all: PendingApproval[] = [];
       for (const id of runIds) {
         const entries = await store.read(id);

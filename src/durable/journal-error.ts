@@ -16,7 +16,17 @@ export type JournalErrorReason =
   /** Another live process is running the run (see JournalStore.acquire). */
   | 'run-busy'
   /** A decision on a call the run never asked approval for (see approvals(store)). */
-  | 'unknown-call';
+  | 'unknown-call'
+  /** The store's disk (or quota) is full: free space, then resume the run. */
+  | 'no-space'
+  /** The store may not read or write its files: fix their permissions, then resume the run. */
+  | 'no-permission'
+  /** An entry is larger than the store keeps (its `maxEntryBytes`). */
+  | 'too-large'
+  /** The store did not answer in time (its `timeoutMs`, or the run's own deadline or abort). */
+  | 'timed-out'
+  /** Any other failure of the store's files or service (the `cause` says which). */
+  | 'store-failed';
 
 export interface JournalErrorOptions extends StatecraftErrorOptions {
   readonly runId?: string;

@@ -10,6 +10,21 @@ export interface RunListing {
 }
 
 /**
+ * A run `list()` found but cannot read: its journal has a corrupt line, or was written by a
+ * newer statecraft. Listed, so that one bad journal neither hides nor breaks the others.
+ */
+export interface UnreadableRun {
+  readonly runId: string;
+  readonly status: 'unreadable';
+  readonly reason: 'corrupt' | 'newer-version';
+  /** What is wrong and where: the file and line. */
+  readonly problem: string;
+  /** From the run's start entry, when that much could be read. */
+  readonly kind?: RunKind;
+  readonly startedAt?: number;
+}
+
+/**
  * Where durable runs keep their journals: one ordered, append-only list of entries per run.
  *
  * Every store follows the same rules (test/durable/stores/journal-store-contract.ts):
@@ -26,8 +41,12 @@ export interface JournalStore {
   append(runId: string, entry: JournalEntry): Promise<void>;
   /** The run's entries in order, or `undefined` when there is no such run. */
   read(runId: string): Promise<readonly JournalEntry[] | undefined>;
-  /** Every run, oldest first (by start time, then id). */
-  list(): Promise<readonly RunListing[]>;
+  /**
+   * Every run, oldest first (by start time, then id). A run whose journal cannot be read is
+   * listed as `unreadable` (after the others when its start time is unknown); files that are
+   * not journals of this store are skipped.
+   */
+  list(): Promise<readonly (RunListing | UnreadableRun)[]>;
   /** Forgets the run. Deleting a run that does not exist does nothing. */
   delete(runId: string): Promise<void>;
   /**
@@ -46,6 +65,11 @@ export interface JournalStore {
   post?(runId: string, message: JournalEntry): Promise<void>;
   /** The messages left for the run, oldest first; none: an empty array. */
   posted?(runId: string): Promise<readonly JournalEntry[]>;
+  /**
+   * Optional: milliseconds the run host waits for any one operation of this store before the
+   * run fails with a JournalError `timed-out` (the run stays resumable). Default 30,000.
+   */
+  readonly timeoutMs?: number;
 }
 
 /** The listing of a run whose entries were already checked to open with a `start` entry. */
@@ -62,8 +86,21 @@ export function runListingOf(entries: readonly JournalEntry[]): RunListing {
   };
 }
 
-/** Oldest first, ties broken by id, so that two stores holding the same runs list them alike. */
-export function compareListings(a: RunListing, b: RunListing): number {
-  if (a.startedAt !== b.startedAt) return a.startedAt - b.startedAt;
+/**
+ * Oldest first, ties broken by id, so that two stores holding the same runs list them alike;
+ * runs whose start time is unknown (unreadable) last.
+ */
+export function compareListings(
+  a: RunListing | UnreadableRun,
+  b: RunListing | UnreadableRun,
+): number {
+  const at = a.startedAt ?? Number.POSITIVE_INFINITY;
+  const bt = b.startedAt ?? Number.POSITIVE_INFINITY;
+  if (at !== bt) return at < bt ? -1 : 1;
   return a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0;
+}
+
+/** True for a listing of a run whose journal could be read. */
+export function isReadable(listing: RunListing | UnreadableRun): listing is RunListing {
+  return listing.status !== 'unreadable';
 }

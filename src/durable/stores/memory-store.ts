@@ -7,13 +7,15 @@ import {
   runListingOf,
 } from './journal-store.js';
 import { assertValidRunId } from './run-id.js';
+import { checkStoreOptions, type StoreOptions } from './store-options.js';
 
 /**
  * A journal store in this process's memory, for tests and for runs that need replay but not
  * crash survival. Entries are kept as JSON text: every `read` parses fresh copies, so neither
  * the appender nor a reader can change what was journaled.
  */
-export function memoryStore(): JournalStore {
+export function memoryStore(options?: StoreOptions): JournalStore {
+  const { timeoutMs, maxEntryBytes } = checkStoreOptions('memoryStore', options);
   const runs = new Map<string, string[]>();
   const inboxes = new Map<string, string[]>();
 
@@ -21,8 +23,10 @@ export function memoryStore(): JournalStore {
     lines.map((line) => JSON.parse(line) as JournalEntry);
 
   return {
+    timeoutMs,
+
     async append(runId, entry) {
-      const line = entryLine(runId, entry);
+      const line = entryLine(runId, entry, maxEntryBytes);
       const lines = runs.get(runId);
       if (entry.type === 'start') {
         if (lines !== undefined) throw runExistsError(runId);
@@ -56,7 +60,7 @@ export function memoryStore(): JournalStore {
     },
 
     async post(runId, message) {
-      const line = entryLine(runId, message);
+      const line = entryLine(runId, message, maxEntryBytes);
       if (!runs.has(runId)) throw unknownRunError(runId, message.type);
       const inbox = inboxes.get(runId) ?? [];
       inbox.push(line);

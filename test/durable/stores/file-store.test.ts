@@ -1,6 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { appendFile, mkdir, open, readdir, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { JOURNAL_FORMAT_VERSION } from '../../../src/durable/journal-entry.js';
@@ -44,9 +44,21 @@ describe('fileStore on disk', () => {
     const store = fileStore(dir);
     await store.append('run-1', startEntry('run-1'));
     await store.append('run-1', { type: 'answer', text: 'two\nlines' });
-    expect(await readFile(file, 'utf8')).toBe(
-      line(startEntry('run-1')) + line({ type: 'answer', text: 'two\nlines' }),
-    );
+    const lines = (await readFile(file, 'utf8')).split('\n');
+    expect(lines).toHaveLength(3);
+    expect(lines[2]).toBe('');
+    // Each line is the entry, marked with the claim of the store that wrote it: the start
+    // entry with its creator's (who and which), the others with its number.
+    const [start, answer] = lines.slice(0, 2).map((text) => JSON.parse(text));
+    expect(start).toEqual({
+      ...startEntry('run-1'),
+      $claim: { n: 1, pid: process.pid, host: hostname(), id: expect.any(String) },
+    });
+    expect(answer).toEqual({ type: 'answer', text: 'two\nlines', $claim: 1 });
+    expect(await fileStore(dir).read('run-1')).toEqual([
+      startEntry('run-1'),
+      { type: 'answer', text: 'two\nlines' },
+    ]);
   });
 
   it('reads nothing and lists nothing before the directory exists', async () => {
@@ -133,21 +145,28 @@ describe('fileStore on disk', () => {
     expect(await store.list()).toEqual([]);
     await journalErrorOf(store.append('run-1', { type: 'step' }), 'unknown-run');
     await store.append('run-1', startEntry('run-1'));
-    expect(await readFile(file, 'utf8')).toBe(line(startEntry('run-1')));
+    expect(await fileStore(dir).read('run-1')).toEqual([startEntry('run-1')]);
+    expect((await readFile(file, 'utf8')).split('\n')).toHaveLength(2);
   });
 
-  it('reports a corrupt line before the last one with the file and line number, in read, list and append', async () => {
+  it('reports a corrupt line before the last one with the file and line number, in read and append; list() names it', async () => {
     await writeJournal(`${line(startEntry('run-1'))}{"type":"a"}garbage\n${line({ type: 'b' })}`);
     const store = fileStore(dir);
-    for (const attempt of [
-      () => store.read('run-1'),
-      () => store.list(),
-      () => store.append('run-1', { type: 'c' }),
-    ]) {
+    for (const attempt of [() => store.read('run-1'), () => store.append('run-1', { type: 'c' })]) {
       const error = await journalErrorOf(attempt(), 'corrupt');
       expect(error.message).toBe(`Corrupt journal ${file}, line 2: it is not JSON`);
       expect([error.file, error.line, error.runId]).toEqual([file, 2, 'run-1']);
     }
+    expect(await store.list()).toEqual([
+      {
+        runId: 'run-1',
+        status: 'unreadable',
+        reason: 'corrupt',
+        problem: `Corrupt journal ${file}, line 2: it is not JSON`,
+        kind: 'chain',
+        startedAt: 1_000,
+      },
+    ]);
   });
 
   it('reports a line that is JSON but not an entry, even as the last line', async () => {
@@ -160,15 +179,13 @@ describe('fileStore on disk', () => {
     const newer = JOURNAL_FORMAT_VERSION + 1;
     await writeJournal(line({ type: 'start', version: newer, shape: 'unknown to us' }));
     const store = fileStore(dir);
-    for (const attempt of [
-      () => store.read('run-1'),
-      () => store.list(),
-      () => store.append('run-1', { type: 'c' }),
-    ]) {
+    for (const attempt of [() => store.read('run-1'), () => store.append('run-1', { type: 'c' })]) {
       const error = await journalErrorOf(attempt(), 'newer-version');
       expect(error.message).toContain(`${file} was written by a newer version of statecraft`);
       expect(error.message).toContain(`journal format ${newer}`);
     }
+    const [listed] = await store.list();
+    expect(listed).toMatchObject({ runId: 'run-1', status: 'unreadable', reason: 'newer-version' });
   });
 
   it('refuses a journal whose start entry names another run (a renamed file)', async () => {
@@ -183,7 +200,16 @@ describe('fileStore on disk', () => {
     await appendFile(path.join(dir, 'notes.txt'), 'not a journal');
     await appendFile(path.join(dir, '.hidden.jsonl'), line(startEntry('.hidden')));
     await mkdir(path.join(dir, 'sub.jsonl.d'));
+    // Someone else's JSON lines under a valid run id: not a journal, not listed.
+    await appendFile(path.join(dir, 'events.jsonl'), line({ event: 'click' }));
     expect((await store.list()).map((run) => run.runId)).toEqual(['run-1']);
-    expect(await readdir(dir)).toHaveLength(4);
+    expect((await readdir(dir)).sort()).toEqual([
+      '.hidden.jsonl',
+      '.statecraft-index.jsonl',
+      'events.jsonl',
+      'notes.txt',
+      'run-1.jsonl',
+      'sub.jsonl.d',
+    ]);
   });
 });
