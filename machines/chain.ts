@@ -141,7 +141,8 @@ export interface ChainConfig {
   readonly contract: PromptContract;
   /**
    * Milliseconds a run may take; then the effect in flight is cancelled and the run stops
-   * (SPEC R4). The final call of `earlyStopping: 'generate'` is not bounded by it.
+   * (SPEC R4). The final call of `earlyStopping: 'generate'`, made after a limit, gets
+   * maxExecutionTime of its own: the effects host bounds it.
    */
   readonly maxExecutionTime?: number;
   /** How a run that reaches maxIterations or maxExecutionTime ends; undefined: it fails. */
@@ -465,7 +466,8 @@ export const chainMachine = setup({
     // maxIterations 0 with 'force': no model call, the stop message.
     shouldForceStopAtStart: and(['isOverIterationLimit', 'shouldForceStop']),
     canSucceed: (_, params: { outcome: ValidationOutcome }) => params.outcome.ok,
-    // Once a limit stopped the run, the time limit is spent: the final answer is not bounded.
+    // Once a limit stopped the run, this timer is spent: the final answer's own bound is the
+    // effects host's (maxExecutionTime again, from when the final call starts).
     hasExecutionTimeLimit: ({ context }) =>
       context.config.maxExecutionTime !== undefined && context.limitReached === undefined,
     // The time limit cut a tool step short: its generation is still a step, so that the

@@ -25,7 +25,13 @@ import {
   isRequestEntry,
   isResultEntry,
 } from './run-entries.js';
+import { StoreGuard } from './store-guard.js';
 import type { JournalStore } from './stores/journal-store.js';
+
+/** Lets a store's claim go; bounded, and never rejects (a release is best effort). */
+async function releaseQuietly(guard: StoreGuard, release: () => Promise<void>): Promise<void> {
+  await guard.guard(release, 'letting the run go').catch(() => {});
+}
 
 /** A decision as its journal entry holds it. */
 export function decisionOfEntry(entry: DecisionEntry): ApprovalDecision {
@@ -142,14 +148,26 @@ export class RunJournal {
   #onMismatch: ((error: JournalMismatchError) => void) | undefined;
   /** Gives up the store's claim on the run (JournalStore.acquire), when it has one. */
   #release: (() => Promise<void>) | undefined;
+  /** Bounds every store operation (the store's timeoutMs; a grace once the run is cut). */
+  readonly #guard: StoreGuard;
+  /** Told of the first failed write: the run host stops the run with it. */
+  #onFailed: ((error: unknown) => void) | undefined;
+  /** The deadline's firing reached the machine in this process (or came from the journal). */
+  #deadlineDelivered = false;
+  /** Delivers the run's deadline event to its machine (see deliverOverdueDeadline). */
+  #onOverdue: (() => void) | undefined;
+  /** Stops watching the run's signal and deadline (see bindRun). */
+  #unbind: (() => void) | undefined;
 
   private constructor(
     store: JournalStore,
+    guard: StoreGuard,
     start: StartEntry,
     prior: readonly JournalEntry[],
     input: unknown,
   ) {
     this.#store = store;
+    this.#guard = guard;
     this.runId = start.runId;
     this.kind = start.kind;
     this.startedAt = start.startedAt;
@@ -169,9 +187,10 @@ export class RunJournal {
       input: encode(start.input),
       configHash: requestHash(start.config),
     };
-    await store.append(start.runId, entry);
-    const journal = new RunJournal(store, entry, [entry], start.input);
-    journal.#release = await store.acquire?.(start.runId);
+    const guard = new StoreGuard(store, start.runId);
+    await guard.guard(() => store.append(start.runId, entry), 'starting the run');
+    const journal = new RunJournal(store, guard, entry, [entry], start.input);
+    journal.#release = await journal.#acquired();
     return journal;
   }
 
@@ -186,25 +205,42 @@ export class RunJournal {
     kind: RunKind,
     config: unknown,
   ): Promise<RunJournal> {
+    const guard = new StoreGuard(store, runId);
     // Held before reading, so the entries read are all the last holder wrote.
-    const release = await store.acquire?.(runId);
+    const acquire = store.acquire;
+    const claimed =
+      acquire && (await guard.guard(() => acquire.call(store, runId), 'claiming the run'));
+    const release = claimed && (() => releaseQuietly(guard, claimed));
     try {
-      const journal = await RunJournal.#reopened(store, runId, kind, config);
-      journal.#release = release;
+      const journal = await RunJournal.#reopened(store, guard, runId, kind, config);
+      journal.#release = release || undefined;
       return journal;
     } catch (error) {
-      await release?.();
+      if (release) await release();
       throw error;
     }
   }
 
+  /** The store's claim on a run this journal just started (JournalStore.acquire). */
+  async #acquired(): Promise<(() => Promise<void>) | undefined> {
+    const store = this.#store;
+    const acquire = store.acquire;
+    if (!acquire) return undefined;
+    const claimed = await this.#guard.guard(
+      () => acquire.call(store, this.runId),
+      'claiming the run',
+    );
+    return () => releaseQuietly(this.#guard, claimed);
+  }
+
   static async #reopened(
     store: JournalStore,
+    guard: StoreGuard,
     runId: string,
     kind: RunKind,
     config: unknown,
   ): Promise<RunJournal> {
-    const entries = await store.read(runId);
+    const entries = await guard.guard(() => store.read(runId), 'reading the journal');
     if (entries === undefined) {
       throw new JournalError('unknown-run', `No run '${runId}' in this store: nothing to resume`, {
         runId,
@@ -243,7 +279,7 @@ export class RunJournal {
         request: `${kind === 'chain' ? 'chain' : 'tool loop'} configuration`,
       });
     }
-    return new RunJournal(store, start, entries, decode(start.input));
+    return new RunJournal(store, guard, start, entries, decode(start.input));
   }
 
   /** True while answers still come from the journal. */
@@ -292,6 +328,58 @@ export class RunJournal {
   onMismatch(listener: (error: JournalMismatchError) => void): void {
     this.#onMismatch = listener;
     if (this.#mismatch) listener(this.#mismatch);
+  }
+
+  /**
+   * Tells `listener` when a write fails (at once if one has): the run cannot go on, since
+   * nothing more may be journaled past the entry that is missing, and the run host stops it
+   * with that error (typed, with the partial run), leaving it resumable.
+   */
+  onFailed(listener: (error: unknown) => void): void {
+    this.#onFailed = listener;
+    if (this.#failed) listener(this.#writeError);
+  }
+
+  /**
+   * Watches the run's signal and deadline for the store's sake: once either fires, what the
+   * store has not confirmed gets a short grace (StoreGuard), so a stalled store cannot keep a
+   * cancelled or timed-out run waiting. Call it once the machine's delays are set.
+   */
+  bindRun(signal: AbortSignal | undefined): void {
+    const cutOnAbort = () => this.#guard.cut('the run was cancelled');
+    signal?.addEventListener('abort', cutOnAbort, { once: true });
+    if (signal?.aborted) cutOnAbort();
+    const deadlineAt = this.#deadlineAt;
+    const timer =
+      deadlineAt === undefined
+        ? undefined
+        : setTimeout(
+            () => this.#guard.cut('the run reached its time limit'),
+            Math.max(0, deadlineAt - Date.now()),
+          );
+    this.#unbind = () => {
+      signal?.removeEventListener('abort', cutOnAbort);
+      clearTimeout(timer);
+    };
+  }
+
+  /** How to deliver the run's deadline event to its machine (see deliverOverdueDeadline). */
+  onOverdue(deliver: () => void): void {
+    this.#onOverdue = deliver;
+  }
+
+  /**
+   * Called before a live effect starts. A deadline that passed while no process ran the run
+   * (its journaled start is long ago) must fire before anything is issued again, not after:
+   * XState schedules the overdue delay for a later tick, by which time the resumed run's
+   * first live effect would have started. The machine gets the deadline's event here, at
+   * once (its guards decide, as for any firing); it is delivered once.
+   */
+  deliverOverdueDeadline(): void {
+    if (this.#deadlineDelivered || this.replaying || this.#deadlineAt === undefined) return;
+    if (Date.now() < this.#deadlineAt) return;
+    this.#deadlineDelivered = true;
+    this.#onOverdue?.();
   }
 
   #mismatched(error: JournalMismatchError): undefined {
@@ -393,7 +481,10 @@ export class RunJournal {
     }
     if (isExternalEntry(next)) {
       this.#pos++;
-      if (next.type === 'timer') this.#replayedTimers++;
+      if (next.type === 'timer') {
+        this.#replayedTimers++;
+        this.#deadlineDelivered = true;
+      }
       return { kind: 'held', seq, external: next };
     }
     return this.#mismatched(
@@ -485,12 +576,17 @@ export class RunJournal {
     try {
       return encode(value);
     } catch (error) {
-      if (!this.#failed) {
-        this.#failed = true;
-        this.#writeError = error;
-      }
+      this.#fail(error);
       return undefined;
     }
+  }
+
+  /** The journal can take nothing more: the first failure is the one the run ends with. */
+  #fail(error: unknown): void {
+    if (this.#failed) return;
+    this.#failed = true;
+    this.#writeError = error;
+    this.#onFailed?.(error);
   }
 
   /** ABORT from outside, journaled just before the machine receives it. */
@@ -504,6 +600,7 @@ export class RunJournal {
    * when the firing is one the replay delivered.
    */
   timerFired(name: string): void {
+    this.#deadlineDelivered = true;
     if (this.#replayedTimers > 0) {
       this.#replayedTimers--;
       return;
@@ -555,8 +652,10 @@ export class RunJournal {
     this.#ending = true;
     const release = this.#release;
     this.#release = undefined;
+    this.#unbind?.();
+    this.#unbind = undefined;
     // What was written before (a parked run's last result) is on disk before another
-    // process may take the run, or this one exits.
+    // process may take the run, or this one exits (bounded: see StoreGuard).
     await this.#lastWrite.catch(() => {});
     await release?.();
   }
@@ -574,12 +673,14 @@ export class RunJournal {
         new AbortError(`Run '${this.runId}' has ended: '${entry.type}' is not journaled`),
       );
     }
-    const write = this.#store.append(this.runId, entry);
-    write.catch((error: unknown) => {
-      if (this.#failed) return;
-      this.#failed = true;
-      this.#writeError = error;
-    });
+    // Nothing is written past a failed write: the journal would have a hole a replay cannot
+    // cross (an answer whose call's result is missing). The run stops with the first error.
+    if (this.#failed) return Promise.reject(this.#writeError);
+    const write = this.#guard.guard(
+      () => this.#store.append(this.runId, entry),
+      `appending a "${entry.type}" entry`,
+    );
+    write.catch((error: unknown) => this.#fail(error));
     this.#lastWrite = write;
     // Appends complete in call order, so an earlier failure is known when this one resolves.
     return write.then(() => {

@@ -4,7 +4,7 @@ import type {
   ChainEvent,
   ValidationOutcome,
 } from '../../machines/chain.js';
-import { AbortError } from '../errors.js';
+import { AbortError, TimeoutError } from '../errors.js';
 import { linkedController } from '../linked-controller.js';
 import { failedToolResult, type ToolResult } from '../messages.js';
 import { checkModelResponse, modelSource } from '../model/check-response.js';
@@ -20,7 +20,7 @@ import { toolCallJournal } from './tool-call-journal.js';
 export interface ChainEffectsSetup {
   readonly model: LanguageModel;
   /** Read at every model call. */
-  readonly options: Pick<ChainOptions<unknown>, 'modelSettings'>;
+  readonly options: Pick<ChainOptions<unknown>, 'modelSettings' | 'maxExecutionTime'>;
   readonly responseFormat: ResponseFormat | undefined;
   /** Checks an answer (the `validateResult` effect). */
   readonly validate: (text: string) => Promise<ValidationOutcome>;
@@ -73,7 +73,10 @@ export function chainEffects(
             case 'callModel':
               return answer(
                 'callModel',
-                (signal) => callModel(setup, source, request.input, run, signal, live?.reissued),
+                (signal) =>
+                  finalCallBounded(setup, request.input, signal, (bounded) =>
+                    callModel(setup, source, request.input, run, bounded, live?.reissued),
+                  ),
                 live,
               );
             case 'executeTools': {
@@ -149,6 +152,38 @@ async function callModel(
     },
     resumed,
   );
+}
+
+/**
+ * The final call of earlyStopping 'generate' is made once the run's time limit stopped it (or
+ * another limit did): it gets maxExecutionTime of its own, then it is aborted and the run
+ * fails with a TimeoutError, so that a run with a time limit never waits without one. A model
+ * that ignores its signal is left behind, not waited for.
+ */
+function finalCallBounded<T>(
+  setup: ChainEffectsSetup,
+  input: CallModelInput,
+  signal: AbortSignal,
+  call: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const limit = setup.options.maxExecutionTime;
+  if (!input.final || limit === undefined) return call(signal);
+  const { controller, unlink } = linkedController(signal);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const error = new TimeoutError(
+        limit,
+        `The final answer of earlyStopping 'generate' did not come within maxExecutionTime (${limit} ms)`,
+      );
+      controller.abort(error);
+      reject(error);
+    }, limit);
+  });
+  return Promise.race([call(controller.signal), late]).finally(() => {
+    clearTimeout(timer);
+    unlink();
+  });
 }
 
 /** A finished effect's journaled answer, as the machine gets it; recorded for details(). */

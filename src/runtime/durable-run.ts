@@ -6,13 +6,14 @@ import {
   type PromiseActorLogic,
   type SnapshotFrom,
 } from 'xstate';
+import { JournalCodecError } from '../durable/codec-error.js';
 import type { RunKind } from '../durable/journal-entry.js';
 import { JournalError } from '../durable/journal-error.js';
 import { JournalMismatchError } from '../durable/journal-mismatch.js';
 import { requestHash } from '../durable/request-hash.js';
 import { type EffectOutcome, RunJournal } from '../durable/run-journal.js';
 import type { JournalStore } from '../durable/stores/journal-store.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError, type PartialResult, type StatecraftError } from '../errors.js';
 import { ApprovalPendingError } from '../tools/approval.js';
 import { runActor } from './run-actor.js';
 import type { RunRecorder } from './run-details.js';
@@ -202,10 +203,14 @@ export function runJournaled<A extends AnyActorRef>(
 ): Promise<OutputFrom<A>> {
   const mismatch = new Promise<never>((_, reject) => journal.onMismatch(reject));
   const parked = new Promise<never>((_, reject) => journal.onParked(reject));
+  // A write that failed (a full disk, a stalled store): nothing more can be journaled.
+  const failed = new Promise<never>((_, reject) => journal.onFailed(reject));
+  journal.bindRun(options.signal);
   return Promise.race([
     runActor(actor, { ...options, beforeAbort: (reason) => journal.aborted(reason) }),
     mismatch,
     parked,
+    failed,
   ]);
 }
 
@@ -216,9 +221,26 @@ export function runJournaled<A extends AnyActorRef>(
 export function isJournalProblem(error: unknown): boolean {
   return (
     JournalError.isInstance(error) ||
+    JournalCodecError.isInstance(error) ||
     JournalMismatchError.isInstance(error) ||
     ApprovalPendingError.isInstance(error)
   );
+}
+
+/**
+ * A journal problem as the run's caller gets it: a store's fault or a value the journal
+ * cannot hold carries the run as it was when it stopped (`partial`), like any failed run; a
+ * mismatch or a park does not (the run is not over, only this process's part of it).
+ */
+export function withPartialRun(error: unknown, partial: () => PartialResult): unknown {
+  const carries = JournalError.isInstance(error) || JournalCodecError.isInstance(error);
+  if (!carries || (error as StatecraftError).partial !== undefined) return error;
+  try {
+    Object.defineProperty(error, 'partial', { value: partial(), enumerable: true });
+  } catch {
+    // The run's state could not be reported: the error alone.
+  }
+  return error;
 }
 
 /** Milliseconds since `startedAt` (a `performance.now()` time), to a tenth; undefined without one. */

@@ -75,6 +75,8 @@ export function effectsActor<Request extends EffectRequest, Resources>(
   return fromCallback<Request>(({ sendBack, receive, system, self }) => {
     const session = kind.open(host.resourcesOf(system, self), sendBack);
     const { journal } = session;
+    // A deadline that passed while no process ran the run fires before any live effect.
+    journal?.onOverdue(() => session.send({ type: host.timerEvent }));
     let asked = false;
     refuseRestoredRun(self, () => asked, sendBack, host.noun);
     const journaled: JournaledEffects<EffectOf<Request> & { input: unknown }> | undefined =
@@ -147,6 +149,8 @@ export class EffectAnswers<Event> {
       started =
         live && journal
           ? journal.requested(live, type).then(() => {
+              // A deadline already past fires first, and cancels this effect if it counts.
+              journal.deliverOverdueDeadline();
               // Stopped or cancelled while its request was written: it does not start.
               throwIfAborted(signal);
               return work(signal);

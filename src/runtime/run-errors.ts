@@ -3,10 +3,11 @@ import {
   ModelError,
   type StatecraftError,
   type StatecraftErrorOptions,
+  TimeoutError,
 } from '../errors.js';
 
 /**
- * The error of a failed model call: an abort stays an AbortError, a ModelError keeps its
+ * The error of a failed model call: an abort stays an AbortError, a time limit a TimeoutError, a ModelError keeps its
  * `retryable` and `status`, anything else becomes a ModelError with it as the cause.
  */
 export function modelCallError(
@@ -15,6 +16,8 @@ export function modelCallError(
   options: StatecraftErrorOptions,
 ): StatecraftError {
   if (AbortError.isInstance(cause)) return new AbortError(message, options);
+  // A call cut by a time limit of the run (the final call of earlyStopping 'generate').
+  if (TimeoutError.isInstance(cause)) return new TimeoutError(cause.timeoutMs, message, options);
   if (ModelError.isInstance(cause)) {
     return new ModelError(message, {
       ...options,

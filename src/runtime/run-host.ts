@@ -30,6 +30,7 @@ import {
   openJournal,
   RunDeadlines,
   runJournaled,
+  withPartialRun,
 } from './durable-run.js';
 import { type EffectsHost, effectsActor } from './effects-actor.js';
 import { EventQueue } from './event-queue.js';
@@ -256,8 +257,11 @@ export class RunHost<K extends RunTypes> implements EffectsHost<K['resources']> 
           : await runActor(actor, { signal, onSnapshot: observedSnapshot });
       } catch (error) {
         if (isJournalProblem(error)) {
-          observation?.failed(error);
-          throw error;
+          const failed = withPartialRun(error, () =>
+            kind.partial(actor.getSnapshot().context, recorder),
+          );
+          observation?.failed(failed);
+          throw failed;
         }
         const { context } = actor.getSnapshot();
         const crashed = kind.crashed(error, context, recorder);
@@ -269,7 +273,13 @@ export class RunHost<K extends RunTypes> implements EffectsHost<K['resources']> 
       }
       if (journal) {
         const status = isFailed<K>(output) ? 'failed' : 'succeeded';
-        await this.#journalWork(recorder, () => journal.end(status));
+        // The run is over, but its end is not on record: the caller learns that, with the
+        // run as it ended; resumed once the store works, it replays to the same end.
+        await this.#journalWork(recorder, () =>
+          journal.end(status).catch((error: unknown) => {
+            throw withPartialRun(error, () => kind.partial(actor.getSnapshot().context, recorder));
+          }),
+        );
       }
     } finally {
       // A durable run that disagreed with its journal is left waiting: stopped here.

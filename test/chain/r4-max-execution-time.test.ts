@@ -160,23 +160,20 @@ describe('maxExecutionTime without earlyStopping (R4)', () => {
   });
 });
 
-describe('the final call of earlyStopping generate is not bounded by maxExecutionTime (R4)', () => {
+describe('the final call of earlyStopping generate gets maxExecutionTime of its own (R4)', () => {
   it('answers after the time limit, with the late answer of the cut-off call dropped', async () => {
-    // Call 1 ignores its signal and answers at 80 ms, while the final call (from ~20 ms) is
-    // still running: had that late answer reached the machine, it would be the result.
+    // Call 1 ignores its signal and answers at 400 ms, after the final call (from ~200 ms)
+    // answered: had that late answer reached the machine, it would be the result.
     const { model, signals, requests } = manualModel(
       async () => {
-        await sleep(80);
+        await sleep(400);
         return textResponse('late answer');
       },
-      async () => {
-        await sleep(150);
-        return textResponse('final answer');
-      },
+      async () => textResponse('final answer'),
     );
     const run = await createChain({
       model,
-      maxExecutionTime: 20,
+      maxExecutionTime: 200,
       earlyStopping: 'generate',
     }).invoke('go');
     expect(run.result).toBe('final answer');
@@ -184,19 +181,48 @@ describe('the final call of earlyStopping generate is not bounded by maxExecutio
     expect(signals[0]?.aborted).toBe(true);
     expect(requests).toHaveLength(2);
     expect(requests[1]?.tools).toBeUndefined();
+    await sleep(250); // the late answer arrives, and is dropped
     expect(run.transcript.map((m) => ('content' in m ? m.content : m.role))).not.toContain(
       'late answer',
     );
   });
 
-  it('is still cancelled by the caller', async () => {
+  it('a final call still running after maxExecutionTime more is aborted: a TimeoutError with the partial run', async () => {
     const { model, signals } = manualModel(
       (_request, signal) => aborted(signal).then(() => textResponse('cut off')),
       (_request, signal) => aborted(signal).then(() => textResponse('cut off too')),
     );
+    const chain = createChain({ model, maxExecutionTime: 50, earlyStopping: 'generate' });
+    const error = await rejectionOf(TimeoutError, chain.invoke('go'));
+    expect(error.message).toBe(
+      "The final answer of earlyStopping 'generate' did not come within maxExecutionTime (50 ms)",
+    );
+    expect(error.timeoutMs).toBe(50);
+    expect(signals).toHaveLength(2);
+    expect(signals[1]?.aborted).toBe(true);
+    expect(partialOf(error).usage.totalTokens).toBe(0);
+  });
+
+  it('a final call that ignores its signal is not waited for', async () => {
+    const { model } = manualModel(
+      (_request, signal) => aborted(signal).then(() => textResponse('cut off')),
+      () => new Promise<ModelResponse>(() => {}),
+    );
+    const chain = createChain({ model, maxExecutionTime: 50, earlyStopping: 'generate' });
+    await rejectionOf(TimeoutError, chain.invoke('go'));
+  });
+
+  it('is still cancelled by the caller', async () => {
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 80);
-    const chain = createChain({ model, maxExecutionTime: 20, earlyStopping: 'generate' });
+    const { model, signals } = manualModel(
+      (_request, signal) => aborted(signal).then(() => textResponse('cut off')),
+      (_request, signal) => {
+        // The caller gives up while the final call runs, well within its own bound.
+        setTimeout(() => controller.abort(), 0);
+        return aborted(signal).then(() => textResponse('cut off too'));
+      },
+    );
+    const chain = createChain({ model, maxExecutionTime: 100, earlyStopping: 'generate' });
     await rejectionOf(AbortError, chain.invoke('go', { signal: controller.signal }));
     expect(signals).toHaveLength(2);
     expect(signals[1]?.aborted).toBe(true);

@@ -3,14 +3,16 @@
 import {
   createChain,
   createToolLoop,
+  defineTool,
   type LanguageModel,
   type ModelRequest,
   TimeoutError,
 } from 'statecraft';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import type { JournalEntry } from '../../src/durable/journal-entry.js';
 import { memoryStore } from '../../src/durable/stores/memory-store.js';
-import { loggingTool, storeWithPrefix } from './helpers.js';
+import { type Execution, loggingTool, storeWithPrefix, type Turn, turnModel } from './helpers.js';
 
 /** A model that answers only when aborted (with the abort's error): a call in flight forever. */
 function hangingModel(): LanguageModel & { calls: number } {
@@ -63,6 +65,8 @@ describe('durable deadlines', () => {
     const chain = createChain({ model, maxExecutionTime: 1_000 });
     const error = await chain.resume('t', { store }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TimeoutError);
+    // The deadline had passed: it fired before the call in flight could be issued again.
+    expect(model.calls).toBe(0);
     const timers = ((await store.read('t')) ?? []).filter((e) => e.type === 'timer');
     expect(timers).toEqual([{ type: 'timer', name: 'maxExecutionTime' }]);
     // Resumed again: the firing is replayed, not fired anew; nothing is called.
@@ -82,6 +86,56 @@ describe('durable deadlines', () => {
     const chain = createChain({ model: hangingModel(), maxExecutionTime: 60_000 });
     await expect(chain.resume('t', { store })).rejects.toBeInstanceOf(TimeoutError);
   }, 10_000);
+
+  it('a tool call in flight when the process died is not issued again once the deadline has passed', async () => {
+    const log: Execution[] = [];
+    const turns: readonly Turn[] = [
+      { calls: [{ id: 'c1', name: 'charge', arguments: { value: 'card' } }] },
+      { text: 'charged' },
+    ];
+    // The first process ran up to the tool call's intent, then died; 5 s ago, limit 1 s.
+    const first = memoryStore();
+    const hanging = defineTool({
+      name: 'charge',
+      description: 'Records a charge.', // as loggingTool's: the same configuration
+      input: z.object({ value: z.string() }),
+      execute: (_args, { signal }) =>
+        new Promise<never>((_, reject) =>
+          signal.addEventListener('abort', () => reject(signal.reason), { once: true }),
+        ),
+    });
+    const dying = createChain({
+      model: turnModel(turns),
+      tools: [hanging],
+      maxExecutionTime: 1_000,
+    });
+    const run = dying.invoke('charge it', {
+      runId: 't',
+      store: first,
+      signal: AbortSignal.timeout(300),
+    });
+    await run.catch(() => {});
+    const entries = (await first.read('t')) ?? [];
+    const upToCall = entries.findIndex((entry) => entry.type === 'call') + 1;
+    expect(upToCall).toBeGreaterThan(0);
+    const [start, ...rest] = entries.slice(0, upToCall) as [JournalEntry, ...JournalEntry[]];
+    const store = await storeWithPrefix(
+      't',
+      [{ ...start, startedAt: (start.startedAt as number) - 5_000 }, ...rest],
+      upToCall,
+    );
+    const chain = createChain({
+      model: turnModel(turns),
+      tools: [loggingTool('charge', log)],
+      maxExecutionTime: 1_000,
+    });
+    const error = await chain.resume('t', { store }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(log).toEqual([]);
+    // Its transcript answers the call as not run, because it was not (again).
+    const [, , answer] = (error as TimeoutError).partial?.transcript ?? [];
+    expect(answer).toMatchObject({ role: 'tool', success: false });
+  });
 
   it("a tool loop's timeout too", async () => {
     const planner = (_context: unknown, { signal }: { signal: AbortSignal }) =>

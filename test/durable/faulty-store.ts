@@ -1,0 +1,69 @@
+import { appendFile } from 'node:fs/promises';
+import type { JournalEntry, JournalStore } from 'statecraft';
+
+/**
+ * What a store does at one append: fail as a full disk (ENOSPC) or a refused file (EACCES)
+ * would, after writing part of the line when `tear` names the journal file (a write that
+ * failed half way), or never answer (`stall`), or fail with an error that names no cause the
+ * store knows (`throw`).
+ */
+export type Fault =
+  | { readonly kind: 'ENOSPC' | 'EACCES'; readonly tear?: string }
+  | { readonly kind: 'stall' }
+  | { readonly kind: 'throw' };
+
+export interface FaultyStore extends JournalStore {
+  /** Appends attempted so far (the start entry is the first). */
+  readonly appends: number;
+  /** The fault is cleared: every later operation goes through. */
+  heal(): void;
+}
+
+/**
+ * `inner`, failing with `fault` at its `at`-th append (1-based) and at every append after it
+ * until healed, as a disk stays full until someone frees space.
+ */
+export function faultyStore(
+  inner: JournalStore,
+  at: number,
+  fault: Fault,
+  timeoutMs?: number,
+): FaultyStore {
+  let appends = 0;
+  let healed = false;
+  const store: FaultyStore = {
+    get appends() {
+      return appends;
+    },
+    heal() {
+      healed = true;
+    },
+    ...(timeoutMs !== undefined && { timeoutMs }),
+    async append(runId: string, entry: JournalEntry) {
+      appends++;
+      if (healed || appends < at) return inner.append(runId, entry);
+      switch (fault.kind) {
+        case 'stall':
+          return new Promise<void>(() => {});
+        case 'throw':
+          throw new Error('the store broke');
+        default: {
+          if (fault.tear) {
+            const line = JSON.stringify(entry);
+            await appendFile(fault.tear, line.slice(0, Math.ceil(line.length / 2)));
+          }
+          throw Object.assign(new Error(`${fault.kind}: simulated`), { code: fault.kind });
+        }
+      }
+    },
+    read: (runId) => inner.read(runId),
+    list: () => inner.list(),
+    delete: (runId) => inner.delete(runId),
+    ...(inner.acquire && { acquire: (runId: string) => inner.acquire?.(runId) as never }),
+    ...(inner.post && {
+      post: (runId: string, message: JournalEntry) => inner.post?.(runId, message) as never,
+    }),
+    ...(inner.posted && { posted: (runId: string) => inner.posted?.(runId) as never }),
+  };
+  return store;
+}
