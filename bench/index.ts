@@ -2,6 +2,7 @@ import { chainRun, concurrentToolsRows } from './chain.js';
 import { compileCostRows } from './compile-cost.js';
 import { durableRows } from './durable.js';
 import { linearScanRows } from './linear-scans.js';
+import { listingRows } from './listing.js';
 import { fmt, printTable } from './measure.js';
 import { toolLoopConcurrencyRows, toolLoopRoundRows } from './tool-loop.js';
 import { LOOPS, measureLoops } from './while-loop.js';
@@ -32,3 +33,4 @@ printTable('Tool-loop machine (SPEC T, issue 4 item 7)', [
   },
 ]);
 printTable('Durable runs (issue 15): journal cost per chain step, and resume', await durableRows());
+printTable('Listing a store of many runs (issue 23)', await listingRows());

@@ -1,5 +1,6 @@
 import type { LocalToolRegistry } from '../../adapters/tools/local-registry.js';
 import { postedDecision, watchDecisions } from '../durable/approvals.js';
+import { bounded, DEFAULT_STORE_TIMEOUT_MS } from '../durable/bounded.js';
 import type { JournaledApproval } from '../durable/run-journal.js';
 import type { JournalStore } from '../durable/stores/journal-store.js';
 import type { ToolCall, ToolResult } from '../messages.js';
@@ -302,8 +303,14 @@ export class ApprovalGate {
     const { inbox } = this.#options;
     if (!inbox?.store.posted) return Promise.resolve();
     if (this.#inboxRead) return this.#inboxRead;
-    const read = inbox.store
-      .posted(inbox.runId)
+    const { store } = inbox;
+    // Bounded like every store operation: a stalled inbox is read again at the next poll.
+    const read = bounded(
+      Promise.resolve().then(() => store.posted?.(inbox.runId) ?? []),
+      store.timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS,
+      'reading messages',
+      inbox.runId,
+    )
       .then((messages) => {
         for (const waiter of [...this.#waiters.values()]) {
           const posted = postedDecision(messages, {

@@ -15,6 +15,7 @@ import { parseJournalFile } from './journal-file-parser.js';
 import { JournalFiles } from './journal-files.js';
 import {
   compareListings,
+  isReadable,
   type JournalStore,
   type RunListing,
   runListingOf,
@@ -160,20 +161,16 @@ export function fileStore(dir: string, options?: StoreOptions): FileJournalStore
       } else toRead.push(runId);
     }
     // Running runs, and runs the index missed: read, a few at a time.
+    const learned: RunListing[] = [];
     for (let from = 0; from < toRead.length; from += READS_AT_ONCE) {
       const batch = toRead.slice(from, from + READS_AT_ONCE);
-      const read = await Promise.all(batch.map(listingOf));
-      for (const listing of read) {
+      for (const listing of await Promise.all(batch.map(listingOf))) {
         if (listing === undefined) continue;
         listings.push(listing);
-        const indexed = known.get(listing.runId);
-        if (listing.status !== 'unreadable' && indexed?.startedAt !== listing.startedAt) {
-          await index.learned(listing.runId, listing.kind, listing.startedAt, listing.status);
-        } else if (listing.status === 'succeeded' || listing.status === 'failed') {
-          await index.ended(listing.runId, listing.status);
-        }
+        if (isReadable(listing)) learned.push(listing);
       }
     }
+    await index.learned(learned, known);
     await index.compact(known);
     await files.removeStaleTemporaries(names);
     return listings.sort(compareListings);

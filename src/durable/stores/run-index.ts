@@ -46,11 +46,26 @@ export class RunIndex {
     return this.#append([{ run: runId, deleted: true }]);
   }
 
-  /** Adds what a journal read for list() told of a run the index did not know. */
-  learned(runId: string, kind: RunKind, startedAt: number, status: RunStatus): Promise<void> {
-    const lines: IndexLine[] = [{ run: runId, kind, startedAt }];
-    if (status !== 'running') lines.push({ run: runId, status });
-    return this.#append(lines);
+  /**
+   * Adds what journal reads for list() told of runs the index did not know (`known`: what it
+   * knew of each), in one write.
+   */
+  learned(
+    runs: readonly {
+      readonly runId: string;
+      readonly kind: RunKind;
+      readonly startedAt: number;
+      readonly status: RunStatus;
+    }[],
+    known: ReadonlyMap<string, IndexedRun>,
+  ): Promise<void> {
+    const lines: IndexLine[] = [];
+    for (const { runId, kind, startedAt, status } of runs) {
+      const indexed = known.get(runId);
+      if (indexed?.startedAt !== startedAt) lines.push({ run: runId, kind, startedAt });
+      if (status !== 'running' && indexed?.status !== status) lines.push({ run: runId, status });
+    }
+    return lines.length > 0 ? this.#append(lines) : Promise.resolve();
   }
 
   /** Every run the index knows of, by id (a deleted run is not known). */
