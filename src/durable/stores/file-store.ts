@@ -171,7 +171,7 @@ export function fileStore(dir: string, options?: StoreOptions): FileJournalStore
       }
     }
     await index.learned(learned, known);
-    await index.compact(known);
+    await index.compact(listings.filter(isReadable));
     await files.removeStaleTemporaries(names);
     return listings.sort(compareListings);
   }

@@ -103,17 +103,24 @@ export class RunIndex {
   }
 
   /**
-   * Rewrites the index with only `runs` once dead lines (deleted runs, starts of ended ones)
-   * are most of it. Written beside it and renamed over it, so a reader sees one or the other;
-   * lines another process appends meanwhile may be lost, which costs that run a journal read.
+   * Rewrites the index with only the runs just listed once dead lines (deleted runs, starts of
+   * ended ones) are most of it. Written beside it and renamed over it, so a reader sees one or
+   * the other; lines another process appends meanwhile may be lost, which costs that run a
+   * journal read at the next listing, never a wrong one.
    */
-  async compact(runs: ReadonlyMap<string, IndexedRun>): Promise<void> {
-    if (this.#lines < 1_000 || this.#lines < runs.size * 3) return;
+  async compact(
+    listed: readonly {
+      readonly runId: string;
+      readonly kind: RunKind;
+      readonly startedAt: number;
+      readonly status: RunStatus;
+    }[],
+  ): Promise<void> {
+    if (this.#lines < 1_000 || this.#lines < listed.length * 3) return;
     const lines: IndexLine[] = [];
-    for (const [run, known] of runs) {
-      if (known.kind === undefined || known.startedAt === undefined) continue;
-      lines.push({ run, kind: known.kind, startedAt: known.startedAt });
-      if (known.status) lines.push({ run, status: known.status });
+    for (const { runId, kind, startedAt, status } of listed) {
+      lines.push({ run: runId, kind, startedAt });
+      if (status !== 'running') lines.push({ run: runId, status });
     }
     const temporary = `${this.#file}.${process.pid}.tmp`;
     try {

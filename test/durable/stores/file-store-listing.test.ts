@@ -72,6 +72,25 @@ describe('fileStore list()', () => {
     });
   });
 
+  it('rewrites the index once dead lines are most of it, listing the same runs', async () => {
+    const dir = tempDir();
+    const store = fileStore(dir);
+    const ids = Array.from({ length: 600 }, (_, i) => `r${i}`);
+    for (const runId of ids) {
+      await store.append(runId, startEntry(runId));
+      await store.append(runId, endEntry('succeeded'));
+    }
+    for (const runId of ids.slice(100)) await store.delete(runId);
+    const index = path.join(dir, '.statecraft-index.jsonl');
+    const before = readFileSync(index, 'utf8').split('\n').length;
+    const listed = await fileStore(dir).list();
+    expect(listed.map((run) => run.runId).sort()).toEqual(ids.slice(0, 100).sort());
+    const after = readFileSync(index, 'utf8').split('\n').length;
+    expect(before).toBeGreaterThan(1_700);
+    expect(after).toBeLessThan(210);
+    expect(await fileStore(dir).list()).toEqual(listed);
+  }, 60_000);
+
   it('keeps going past a torn or foreign line in the index', async () => {
     const dir = tempDir();
     const store = fileStore(dir);
