@@ -4,8 +4,8 @@ import { createRequire } from 'node:module';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { RestateRequestError } from './ingress.js';
 import { checkMs, checkPort, optionProblems } from './option-checks.js';
+import { RestateRequestError } from './request-error.js';
 
 export interface LocalRestateOptions {
   /** Where the server keeps its data; default a new temporary directory, removed by `stop`. */

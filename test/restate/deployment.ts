@@ -1,14 +1,23 @@
 // A Restate server and a worker deployment, started for real on 127.0.0.1 for the Restate
 // tests and `npm run bench:restate`: the server from the @restatedev/restate-server package,
-// the workers as a child process running `serveCluster` over test/restate/worker-main.ts.
+// the workers as a child process running `serveCluster` over test/restate/worker-main.ts,
+// holding a secret of their own that every client must be given (see `runs()`).
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type LocalRestate, registerDeployment, startLocalRestate } from 'statecraft/restate';
+import {
+  type LocalRestate,
+  type RestateRuns,
+  type RestateStoreOptions,
+  registerDeployment,
+  restateRuns,
+  startLocalRestate,
+} from 'statecraft/restate';
 import { freePort } from '../../src/restate/local-server.js';
-import { EFFECT_LOG_ENV, EFFECT_MS_ENV, type EffectLine } from './workload.js';
+import { EFFECT_LOG_ENV, EFFECT_MS_ENV, type EffectLine, SECRET_ENV } from './workload.js';
 
 const WORKER_MAIN = fileURLToPath(new URL('./worker-main.ts', import.meta.url));
 const START_TIMEOUT_MS = 60_000;
@@ -33,6 +42,10 @@ export interface Workers {
 
 export interface Deployment {
   readonly server: LocalRestate;
+  /** The workers' secret: a client without it is refused. */
+  readonly secret: string;
+  /** A client of this deployment with its secret (and `options`, e.g. adminUrl). */
+  runs(options?: Partial<RestateStoreOptions>): RestateRuns;
   workers: Workers;
   readonly port: number;
   /** The effect log every worker appends to. */
@@ -59,8 +72,10 @@ export async function startDeployment(
   const serverPid = server.pid();
   if (serverPid !== undefined) pids.add(serverPid);
   const port = await freePort();
+  const secret = randomBytes(32).toString('base64url');
   const env = {
     ...process.env,
+    [SECRET_ENV]: secret,
     RESTATE_LOGGING: 'ERROR',
     [EFFECT_LOG_ENV]: effectLog,
     [EFFECT_MS_ENV]: String(options.effectMs ?? 0),
@@ -77,6 +92,7 @@ export async function startDeployment(
         server.url,
         String(port),
         String(options.processes ?? 2),
+        server.adminUrl,
       ],
       { stdio: ['ignore', 'pipe', 'pipe'], env },
     );
@@ -85,6 +101,8 @@ export async function startDeployment(
 
   const deployment: Deployment = {
     server,
+    secret,
+    runs: (runOptions = {}) => restateRuns({ url: server.url, secret, ...runOptions }),
     workers: await startWorkers(),
     port,
     effectLog,
