@@ -88,10 +88,21 @@ describe('statecraft on Restate, behind its front door', { timeout: 60_000 }, ()
     await refused(store.append('card-1', { type: 'forged', n: 1 }), 'missing');
     await refused(store.delete('card-1'), 'missing');
 
-    // Another secret is refused too, and says so.
+    // Another secret is refused too, and says so; so is a signature that is not one.
     const impostor = deployed().runs({ secret: 'not-the-deployment-secret-but-long-enough' });
     await refused(impostor.store.read('card-1'), 'mismatch');
     await refused(impostor.approvals.approve('card-1', 'p1'), 'mismatch');
+    await refused(impostor.store.append('card-1', { type: 'forged', n: 2 }), 'mismatch');
+    await refused(impostor.store.delete('card-1'), 'mismatch');
+    for (const signature of ['v1=', 'v1=AAAA', 'forged']) {
+      const response = await fetch(`${deployed().server.url}/statecraftJournal/card-1/delete`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-statecraft-signature': signature },
+        body: 'null',
+      });
+      expect(response.status, signature).toBe(401);
+      expect(await response.text()).toMatch(/statecraft-credential mismatch/);
+    }
 
     // The handlers only the workflow calls are not on the ingress at all.
     for (const path of ['statecraftJournal/card-1/markWorkflow', 'statecraftRun/card-1/wake']) {

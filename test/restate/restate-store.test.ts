@@ -4,7 +4,9 @@
 import { ConfigError, type JournalStore } from 'statecraft';
 import {
   type LocalRestate,
+  RestateCredentialError,
   registerDeployment,
+  restateRuns,
   restateStore,
   serveWorker,
   startLocalRestate,
@@ -120,9 +122,29 @@ describe('restateStore', { timeout: 30_000 }, () => {
     expect(options).toEqual(['retries', 'timeoutMs', 'url']);
   });
 
-  it('says list() needs the admin API when it has no adminUrl', async () => {
+  it('says list() needs the admin API when neither it nor the workers have its address', async () => {
     const store = restateStore({ url: server.url });
-    await expect(store.list()).rejects.toThrow(/adminUrl/);
+    const error = await store.list().catch((e: unknown) => e);
+    expect(ConfigError.isInstance(error)).toBe(true);
+    expect((error as ConfigError).option).toBe('adminUrl');
+    expect(String(error)).toMatch(/give it to serveWorker \/ serveCluster/);
+  });
+
+  it('is refused by workers without a secret when it has one, rather than use an open deployment', async () => {
+    const secret = 'a-secret-these-workers-were-never-given';
+    const error = await restateStore({ url: server.url, secret })
+      .read('any')
+      .catch((e: unknown) => e);
+    expect(RestateCredentialError.isInstance(error)).toBe(true);
+    expect((error as RestateCredentialError).reason).toBe('unexpected');
+    expect(String(error)).toMatch(/give serveWorker \/ serveCluster the same `secret`/);
+    // Nor does restateRuns submit a run there.
+    const runs = restateRuns({ url: server.url, secret });
+    await expect(runs.submit('never-1', 'trip', 'trip 1')).rejects.toMatchObject({
+      code: 'RESTATE_CREDENTIAL',
+      reason: 'unexpected',
+    });
+    expect(await restateRuns({ url: server.url }).status('never-1')).toBeUndefined();
   });
 
   it('fails a request to a server that is not there with RestateRequestError, within its timeout', async () => {
