@@ -30,57 +30,94 @@ export type CredentialRefusal =
   /** The request carries a signature; the workers have no secret to check it with. */
   | 'unexpected';
 
+/** The keys one secret gives: to sign requests, to seal what Restate keeps, to key hashes. */
+interface Keys {
+  readonly signing: Buffer;
+  readonly sealing: Buffer;
+  readonly hashing: Buffer;
+}
+
+function keysOf(secret: string): Keys {
+  // HKDF: none of the three keys can be worked out from another.
+  const derive = (purpose: string) =>
+    Buffer.from(hkdfSync('sha256', secret, 'statecraft/restate', purpose, 32));
+  return {
+    signing: derive(`request signature ${VERSION}`),
+    sealing: derive(`sealing ${VERSION}`),
+    hashing: derive(`keyed hash ${VERSION}`),
+  };
+}
+
 /**
- * The keys a deployment's secret gives: one signs requests, one seals what Restate keeps of
- * a run (see sealing.ts), one keys the hashes a workflow keeps in its state. Derived with
- * HKDF, so that none of them can be worked out from another.
+ * A deployment's credential: one secret, or, while it is being replaced, several. The first
+ * signs requests, seals and keys hashes; every one is accepted to check a request's signature
+ * and to open what it sealed. Rotating: give everyone `[old, new]`, then `[new, old]`, then,
+ * once nothing sealed with the old one is needed any more, `new`.
  */
 export class Credential {
-  readonly #signing: Buffer;
-  readonly sealing: Buffer;
-  readonly #hashing: Buffer;
+  readonly #keys: readonly Keys[];
 
-  constructor(secret: string) {
-    const derive = (purpose: string) =>
-      Buffer.from(hkdfSync('sha256', secret, 'statecraft/restate', purpose, 32));
-    this.#signing = derive(`request signature ${VERSION}`);
-    this.sealing = derive(`sealing ${VERSION}`);
-    this.#hashing = derive(`keyed hash ${VERSION}`);
+  constructor(secrets: string | readonly string[]) {
+    this.#keys = (typeof secrets === 'string' ? [secrets] : secrets).map(keysOf);
+    if (this.#keys.length === 0) throw new TypeError('Credential: no secret');
+  }
+
+  get #current(): Keys {
+    return this.#keys[0] as Keys;
+  }
+
+  /** The key this credential seals with. */
+  get sealingKey(): Buffer {
+    return this.#current.sealing;
+  }
+
+  /** Every key a sealed text may have been sealed with, the current one first. */
+  get openingKeys(): readonly Buffer[] {
+    return this.#keys.map((keys) => keys.sealing);
   }
 
   /** The signature header's value for a request of `body` (the exact text sent) to `target`. */
   sign(target: Target, body: string | Uint8Array): string {
-    return `${VERSION}=${this.#mac(target, body).toString('base64url')}`;
+    return `${VERSION}=${mac(this.#current.signing, target, body).toString('base64url')}`;
   }
 
-  /** Whether `signature` is this credential's for that request, compared in constant time. */
+  /** Whether `signature` is that request's under one of the secrets, compared in constant time. */
   verifies(target: Target, body: Uint8Array, signature: string): boolean {
-    const expected = this.#mac(target, body);
     const prefix = `${VERSION}=`;
     const given = signature.startsWith(prefix)
       ? Buffer.from(signature.slice(prefix.length), 'base64url')
       : Buffer.alloc(0);
-    // timingSafeEqual needs equal lengths; a wrong length still costs one comparison.
-    if (given.length !== expected.length) {
-      timingSafeEqual(expected, expected);
-      return false;
+    let verified = false;
+    for (const keys of this.#keys) {
+      const expected = mac(keys.signing, target, body);
+      // timingSafeEqual needs equal lengths; a wrong length still costs one comparison.
+      const same = given.length === expected.length && timingSafeEqual(given, expected);
+      if (given.length !== expected.length) timingSafeEqual(expected, expected);
+      verified ||= same;
     }
-    return timingSafeEqual(given, expected);
+    return verified;
   }
 
   /** A hash of `text` only holders of the secret can compute (a plain hash of a short input can be guessed). */
   keyedHash(text: string): string {
-    return createHmac('sha256', this.#hashing).update(text).digest('base64url');
+    return this.keyedHashes(text)[0] as string;
   }
 
-  #mac(target: Target, body: string | Uint8Array): Buffer {
-    // Service, key and handler cannot contain a newline (Restate names and run ids), so the
-    // header line is unambiguous, and the body follows it byte for byte.
-    return createHmac('sha256', this.#signing)
-      .update(`${VERSION}\n${target.service}\n${target.key ?? ''}\n${target.handler}\n`)
-      .update(body)
-      .digest();
+  /** `text`'s keyed hash under each secret, the current one first. */
+  keyedHashes(text: string): string[] {
+    return this.#keys.map((keys) =>
+      createHmac('sha256', keys.hashing).update(text).digest('base64url'),
+    );
   }
+}
+
+function mac(key: Buffer, target: Target, body: string | Uint8Array): Buffer {
+  // Service, key and handler cannot contain a newline (Restate names and run ids), so the
+  // header line is unambiguous, and the body follows it byte for byte.
+  return createHmac('sha256', key)
+    .update(`${VERSION}\n${target.service}\n${target.key ?? ''}\n${target.handler}\n`)
+    .update(body)
+    .digest();
 }
 
 /** The request as a handler sees it (`ctx.request()`): enough to check its signature. */
@@ -105,18 +142,33 @@ export function refusalOf(
   return credential.verifies(request.target, request.body, signature) ? undefined : 'mismatch';
 }
 
-/** The `secret` option: absent, or a string of at least MIN_SECRET_LENGTH characters. */
+/**
+ * The `secret` option: absent, a string of at least MIN_SECRET_LENGTH characters, or, during a
+ * rotation, a non-empty list of such strings (see Credential).
+ */
 export function checkSecret(problems: OptionProblems, value: unknown): void {
   if (value === undefined) return;
-  if (typeof value !== 'string' || value.length < MIN_SECRET_LENGTH) {
+  const secrets = Array.isArray(value) ? (value as unknown[]) : [value];
+  const weak = secrets.find(
+    (secret) => typeof secret !== 'string' || secret.length < MIN_SECRET_LENGTH,
+  );
+  if (secrets.length === 0 || weak !== undefined || new Set(secrets).size !== secrets.length) {
     problems.add(
       'secret',
-      `must be a string of at least ${MIN_SECRET_LENGTH} random characters (e.g. the output of \`openssl rand -base64 32\`); got ${typeof value === 'string' ? `${value.length} characters` : typeof value}`,
+      `must be a string of at least ${MIN_SECRET_LENGTH} random characters (e.g. the output of \`openssl rand -base64 32\`), or a list of different ones while it is replaced; got ${describe(value, weak)}`,
     );
   }
 }
 
+function describe(value: unknown, weak: unknown): string {
+  if (Array.isArray(value) && value.length === 0) return 'an empty list';
+  if (weak === undefined) return 'the same secret twice';
+  return typeof weak === 'string' ? `${weak.length} characters` : typeof weak;
+}
+
 /** The credential of a checked `secret` option, if one was given. */
-export function credentialOf(secret: string | undefined): Credential | undefined {
+export function credentialOf(
+  secret: string | readonly string[] | undefined,
+): Credential | undefined {
   return secret === undefined ? undefined : new Credential(secret);
 }

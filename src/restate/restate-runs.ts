@@ -164,18 +164,20 @@ async function assertSameRequest(
       { runId },
     );
   }
-  // As the workflow hashes it (run-workflow.ts): keyed with the secret, when there is one.
-  const hashOf = (value: unknown) =>
-    credential ? credential.keyedHash(requestHash(value)) : requestHash(value);
-  const actualHash = hashOf(input);
+  // As the workflow hashes it (run-workflow.ts): keyed with the secret, when there is one,
+  // under any of them while one replaces another (the first run may predate the new one).
+  const hashesOf = (value: unknown) =>
+    credential ? credential.keyedHashes(requestHash(value)) : [requestHash(value)];
+  const actualHashes = hashesOf(input);
+  const actualHash = actualHashes[0] as string;
   if (first === null) {
     // Not recorded (a run submitted by an older statecraft, or not begun yet): the journal's
     // start entry still has the input, when the run has begun.
     const start = (await store.read(runId))?.[0];
     if (start === undefined || !isStartEntry(start)) return;
-    first = { agent, inputHash: hashOf(decode(start.input)) };
+    first = { agent, inputHash: hashesOf(decode(start.input))[0] as string };
   }
-  if (first.agent === agent && first.inputHash === actualHash) return;
+  if (first.agent === agent && actualHashes.includes(first.inputHash)) return;
   throw new JournalMismatchError({
     entry: 0,
     expectedHash: first.agent === agent ? first.inputHash : `agent ${first.agent}`,

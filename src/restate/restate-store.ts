@@ -20,9 +20,10 @@ export interface RestateStoreOptions {
   readonly url: string;
   /**
    * The secret the deployment's workers were given (`serveWorker` / `serveCluster`): every
-   * request is signed with it, and the journals are sealed with it. At least 32 characters.
+   * request is signed with it, and the journals are sealed with it. At least 32 characters;
+   * while it is replaced, a list: the first signs and seals, each one opens.
    */
-  readonly secret?: string;
+  readonly secret?: string | readonly string[];
   /**
    * Restate's admin API, e.g. `http://127.0.0.1:9070`, for an operator's process on the
    * private network: `list()` then queries it itself instead of asking the workers.

@@ -144,33 +144,41 @@ export function runWorkflow({ agents, store, credential }: RunWorkflowOptions) {
       ): Promise<RunOutcome | SealedOutcome> {
         const runId = ctx.key;
         const agentName = String(request?.agent);
-        // Checked once and journaled: a run accepted under the secret of its day goes on when
-        // it resumes, days later maybe, under another one (the secret was rotated).
-        const checked = refusalFor(credential, ctx) ?? null;
-        const credentialRefusal = await ctx.run('credential', () => checked);
-        if (credentialRefusal !== null) {
-          // The id is taken all the same (Restate runs a workflow once per id): a submission
-          // of it with the credential learns why (restate-runs.ts).
-          ctx.set<Submitted>(SUBMITTED, { agent: agentName, inputHash: '', refused: true });
-          ctx.set<RestateRunStatus>(STATUS, { state: 'failed', agent: agentName, segment: 0 });
-          throw refusedError(credentialRefusal);
-        }
         const sealed = (outcome: RunOutcome): RunOutcome | SealedOutcome =>
           credential
             ? { sealed: seal(credential, 'outcome', runId, JSON.stringify(outcome)) }
             : outcome;
         const input = inputOf(request, credential, runId);
-        // What was submitted, for a second submission to be checked against (restate-runs.ts).
-        ctx.set<Submitted>(SUBMITTED, {
-          agent: agentName,
-          inputHash: input instanceof Error ? '' : inputHashOf(input, credential),
+        // Whether the request may run, and what it asked for, checked once and journaled: a
+        // handler must take the same path each time Restate replays it, and this one may be
+        // replayed days later by a worker holding other secrets (a rotation).
+        const admission = refusalFor(credential, ctx) ?? null;
+        const checked = await ctx.run('admit', () => {
+          if (admission !== null) return { admission, submitted: null, refused: null };
+          // A request anyone can send to the ingress: one that cannot run ends the run failed
+          // (a throw here would be retried forever).
+          const refusal = refusedRequest(request, input, agents);
+          return {
+            admission,
+            submitted: {
+              agent: agentName,
+              inputHash: input instanceof Error ? '' : inputHashOf(input, credential),
+            },
+            refused: refusal === undefined ? null : sealed(failed(refusal)),
+          };
         });
-        // A request anyone can send to the ingress: one that cannot run ends the run failed
-        // (a throw here would be retried forever).
-        const refusal = refusedRequest(request, input, agents);
-        if (refusal !== undefined || input instanceof Error) {
+        if (checked.admission !== null || checked.submitted === null) {
+          // The id is taken all the same (Restate runs a workflow once per id): a submission
+          // of it with the credential learns why (restate-runs.ts).
+          ctx.set<Submitted>(SUBMITTED, { agent: agentName, inputHash: '', refused: true });
           ctx.set<RestateRunStatus>(STATUS, { state: 'failed', agent: agentName, segment: 0 });
-          return sealed(failed(refusal ?? input));
+          throw refusedError(checked.admission ?? 'missing');
+        }
+        // What was submitted, for a second submission to be checked against (restate-runs.ts).
+        ctx.set<Submitted>(SUBMITTED, checked.submitted);
+        if (checked.refused !== null) {
+          ctx.set<RestateRunStatus>(STATUS, { state: 'failed', agent: agentName, segment: 0 });
+          return checked.refused;
         }
         const agent = agents[agentName] as Agent;
         // Before any decision can be posted: from now on a decision wakes this workflow.
@@ -193,7 +201,11 @@ export function runWorkflow({ agents, store, credential }: RunWorkflowOptions) {
             // Its outcome sealed in the step: Restate keeps each step's result in its journal.
             step = await ctx.run(
               `segment ${segment}`,
-              async () => sealedSegment(await runSegment(agent, runId, input, store), sealed),
+              async () => {
+                // Opened when it was admitted, but no longer (its secret was dropped since).
+                if (input instanceof Error) throw new restate.TerminalError(input.message);
+                return sealedSegment(await runSegment(agent, runId, input, store), sealed);
+              },
               SEGMENT_RETRY,
             );
           } catch (error) {

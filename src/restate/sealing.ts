@@ -30,7 +30,7 @@ export function seal(
   text: string,
 ): string {
   const iv = randomBytes(IV_BYTES);
-  const cipher = createCipheriv('aes-256-gcm', credential.sealing, iv);
+  const cipher = createCipheriv('aes-256-gcm', credential.sealingKey, iv);
   cipher.setAAD(Buffer.from(`statecraft ${kind} ${runId}`));
   const sealed = Buffer.concat([cipher.update(text, 'utf8'), cipher.final()]);
   return `${VERSION}.${Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64url')}`;
@@ -47,21 +47,25 @@ export function unseal(
     ? Buffer.from(sealed.slice(VERSION.length + 1), 'base64url')
     : Buffer.alloc(0);
   if (bytes.length < IV_BYTES + TAG_BYTES) return { ok: false, reason: 'mismatch' };
+  // The current secret first: while one replaces another, older texts open with the old one.
+  for (const key of credential.openingKeys) {
+    const text = opened(key, bytes, `statecraft ${kind} ${runId}`);
+    if (text !== undefined) return { ok: true, text };
+  }
+  return { ok: false, reason: 'mismatch' };
+}
+
+function opened(key: Buffer, bytes: Buffer, additional: string): string | undefined {
   try {
-    const decipher = createDecipheriv(
-      'aes-256-gcm',
-      credential.sealing,
-      bytes.subarray(0, IV_BYTES),
-    );
-    decipher.setAAD(Buffer.from(`statecraft ${kind} ${runId}`));
+    const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, IV_BYTES));
+    decipher.setAAD(Buffer.from(additional));
     decipher.setAuthTag(bytes.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
-    const text = Buffer.concat([
+    return Buffer.concat([
       decipher.update(bytes.subarray(IV_BYTES + TAG_BYTES)),
       decipher.final(),
     ]).toString('utf8');
-    return { ok: true, text };
   } catch {
-    return { ok: false, reason: 'mismatch' };
+    return undefined;
   }
 }
 

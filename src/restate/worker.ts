@@ -19,9 +19,10 @@ export interface WorkerOptions {
    * The deployment's shared secret (at least 32 characters): the handlers then serve only
    * requests signed with it, and what Restate keeps of a run is sealed with it. Clients
    * (restateStore, restateRuns) are given the same one. Without it, anyone who reaches the
-   * ingress can read, decide, submit and delete runs.
+   * ingress can read, decide, submit and delete runs. While it is replaced, a list: the first
+   * signs and seals, each one is accepted and opens.
    */
-  readonly secret?: string;
+  readonly secret?: string | readonly string[];
   /**
    * Restate's admin API as the workers reach it, e.g. http://127.0.0.1:9070: clients' `list()`
    * asks the workers, which read every run's listing there. Without it, `list()` is refused.
@@ -69,7 +70,7 @@ export interface Worker {
 export function statecraftServices(options: {
   readonly agents: Agents;
   readonly store: JournalStore;
-  readonly secret?: string;
+  readonly secret?: string | readonly string[];
   readonly adminUrl?: string;
   readonly headers?: Readonly<Record<string, string>>;
 }) {

@@ -42,8 +42,8 @@ export interface Workers {
 
 export interface Deployment {
   readonly server: LocalRestate;
-  /** The workers' secret: a client without it is refused. */
-  readonly secret: string;
+  /** The workers' secret (a list while it is replaced): a client without it is refused. */
+  readonly secret: string | readonly string[];
   /** A client of this deployment with its secret (and `options`, e.g. adminUrl). */
   runs(options?: Partial<RestateStoreOptions>): RestateRuns;
   workers: Workers;
@@ -52,6 +52,8 @@ export interface Deployment {
   readonly effectLog: string;
   effects(): EffectLine[];
   startWorkers(): Promise<Workers>;
+  /** Stops the workers and starts them again holding `secret` (a rotation). */
+  restartWorkers(secret: string | readonly string[]): Promise<Workers>;
   /** Everything this deployment started is gone (server and workers). */
   stop(): Promise<void>;
   /** Every pid this deployment ever started. */
@@ -72,10 +74,9 @@ export async function startDeployment(
   const serverPid = server.pid();
   if (serverPid !== undefined) pids.add(serverPid);
   const port = await freePort();
-  const secret = randomBytes(32).toString('base64url');
+  let secret: string | readonly string[] = randomBytes(32).toString('base64url');
   const env = {
     ...process.env,
-    [SECRET_ENV]: secret,
     RESTATE_LOGGING: 'ERROR',
     [EFFECT_LOG_ENV]: effectLog,
     [EFFECT_MS_ENV]: String(options.effectMs ?? 0),
@@ -94,14 +95,19 @@ export async function startDeployment(
         String(options.processes ?? 2),
         server.adminUrl,
       ],
-      { stdio: ['ignore', 'pipe', 'pipe'], env },
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...env, [SECRET_ENV]: typeof secret === 'string' ? secret : secret.join(',') },
+      },
     );
     return workersOf(child, pids);
   }
 
   const deployment: Deployment = {
     server,
-    secret,
+    get secret() {
+      return secret;
+    },
     runs: (runOptions = {}) => restateRuns({ url: server.url, secret, ...runOptions }),
     workers: await startWorkers(),
     port,
@@ -113,6 +119,12 @@ export async function startDeployment(
         .split('\n')
         .slice(0, -1)
         .map((line) => JSON.parse(line) as EffectLine),
+    async restartWorkers(next) {
+      await deployment.workers.stop();
+      secret = next;
+      deployment.workers = await startWorkers();
+      return deployment.workers;
+    },
     async startWorkers() {
       deployment.workers = await startWorkers();
       return deployment.workers;

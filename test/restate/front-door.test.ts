@@ -2,6 +2,7 @@
 // it on every handler a client can reach, keeps the handlers only the workflow calls off the
 // ingress, and keeps what it stores of a run sealed: neither attaching to a run's output nor
 // the admin API's SQL shows what a tool returned. A client with the secret works as before.
+import { randomBytes } from 'node:crypto';
 import { JournalError, type JournalStore } from 'statecraft';
 import { RestateCredentialError, restateRuns } from 'statecraft/restate';
 import { describe, expect, it } from 'vitest';
@@ -160,7 +161,37 @@ describe('statecraft on Restate, behind its front door', { timeout: 60_000 }, ()
       expect(steps).not.toContain([...Buffer.from(secret)].join(','));
     }
     // And Restate, which keeps every request's headers, never saw the secret.
-    expect(steps).not.toContain(deployed().secret);
-    expect(steps).not.toContain(Buffer.from(deployed().secret).toString('hex'));
+    const secret = String(deployed().secret);
+    expect(steps).not.toContain(secret);
+    expect(steps).not.toContain(Buffer.from(secret).toString('hex'));
+  });
+
+  it('replaces the secret without losing a run: one parked under the old secret ends under the new', async () => {
+    const old = String(deployed().secret);
+    const fresh = randomBytes(32).toString('base64url');
+    const before = deployed().runs();
+    await before.submit('rotate-1', 'card', 'card 7');
+    await until(
+      'the run to wait for approval',
+      async () => (await before.status('rotate-1'))?.state === 'awaiting-approval',
+    );
+    // The new secret first (it signs and seals), the old one still accepted and opening.
+    await deployed().restartWorkers([fresh, old]);
+    const during = deployed().runs();
+    expect(await during.approvals.approve('rotate-1', 'p7')).toBe(true);
+    const result = await during.result<{ text: string }>('rotate-1');
+    expect(result.text).toBe(`card 7: ${CARD_NUMBER}, charge-7`);
+    // Its journal holds entries sealed with each; a client with the old one alone is let in
+    // but opens only the older ones.
+    expect((await during.store.read('rotate-1'))?.at(-1)).toMatchObject({ type: 'end' });
+    await refused(before.store.read('rotate-1'), 'mismatch');
+
+    // Once the old secret is dropped, it is refused; the new one alone runs new runs.
+    await deployed().restartWorkers(fresh);
+    const after = deployed().runs();
+    await after.submit('rotate-2', 'trip', 'trip 8');
+    const trip = await after.result<{ text: string }>('rotate-2');
+    expect(trip.text).toBe('trip 8: reserve-8, charge-8, ship-8');
+    await refused(before.status('rotate-2'), 'mismatch');
   });
 });

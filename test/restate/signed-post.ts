@@ -3,7 +3,10 @@
 import { Credential, SIGNATURE_HEADER, type Target } from '../../src/restate/credential.js';
 
 export async function signedPost(
-  deployment: { readonly server: { readonly url: string }; readonly secret: string },
+  deployment: {
+    readonly server: { readonly url: string };
+    readonly secret: string | readonly string[];
+  },
   target: Target,
   body: unknown,
   options: { readonly send?: boolean } = {},

@@ -1,5 +1,5 @@
 // A worker deployment for the Restate tests and bench: `processes` cluster workers serving the
-// workload's agents, with the secret in STATECRAFT_TEST_SECRET. argv: <ingress url> <port>
+// workload's agents, with the secret(s) in STATECRAFT_TEST_SECRET. argv: <ingress url> <port>
 // <processes> <admin url>. Prints `worker <pid>` for each process as it listens, then `ready`.
 import cluster from 'node:cluster';
 import { serveCluster } from 'statecraft/restate';
@@ -12,7 +12,8 @@ if (cluster.isPrimary) {
 const workers = await serveCluster({
   agents: workloadAgents(),
   url,
-  secret: process.env[SECRET_ENV] ?? '',
+  // One secret, or several (comma-separated) while it is replaced.
+  secret: (process.env[SECRET_ENV] ?? '').split(','),
   adminUrl,
   port: Number(port),
   processes: Number(processes),

@@ -94,6 +94,14 @@ describe('statecraft/restate options', () => {
         statecraftServices({ agents, store: restateStore({ url: 'http://x:1' }), secret: '' }),
       ),
     ).toEqual(['secret']);
+    // While a secret is replaced, a list of different ones, each long enough.
+    const long = 'x'.repeat(40);
+    for (const secret of [[], [long, long], [long, 'short']]) {
+      expect(await problemsOf(async () => restateStore({ url: 'http://x:1', secret }))).toEqual([
+        'secret',
+      ]);
+    }
+    expect(() => restateStore({ url: 'http://x:1', secret: [long, 'y'.repeat(40)] })).not.toThrow();
     expect(
       await problemsOf(() =>
         registerDeployment({
