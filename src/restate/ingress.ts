@@ -102,9 +102,9 @@ export class RestateHttp {
               const message = messageOf(text);
               const refusal = refusalIn(status, message);
               reject(
-                refusal === undefined
-                  ? new RestateRequestError(url, status, message)
-                  : new RestateCredentialError(url, status, refusal, `${what} was refused`),
+                refusal !== undefined
+                  ? new RestateCredentialError(url, status, refusal, `${what} was refused`)
+                  : new RestateRequestError(url, status, `${message}${hintFor(status)}`),
               );
               return;
             }
@@ -145,6 +145,13 @@ function sharedAgent(Agent: typeof http.Agent | typeof https.Agent): http.Agent 
     agents.set(Agent, agent);
   }
   return agent;
+}
+
+/** What to do about a refusal that is not a statecraft handler's (those say it themselves). */
+function hintFor(status: number): string {
+  return status === 401 || status === 403
+    ? " (the server, or a proxy in front of it, wants a credential of its own: pass it with the `headers` option, e.g. { authorization: 'Bearer …' })"
+    : '';
 }
 
 /** Restate answers errors as `{ message }` JSON; anything else is shown as it came. */

@@ -18,8 +18,9 @@ export interface WorkerOptions {
   /**
    * The deployment's shared secret (at least 32 characters): the handlers then serve only
    * requests signed with it, and what Restate keeps of a run is sealed with it. Clients
-   * (restateStore, restateRuns) are given the same one. Without it, anyone who reaches the
-   * ingress can read, decide, submit and delete runs. While it is replaced, a list: the first
+   * (restateStore, restateRuns) are given the same one. Required unless `url` is on this
+   * machine: without it, anyone who reaches the ingress can read, decide, submit and delete
+   * runs. While it is replaced, a list: the first
    * signs and seals, each one is accepted and opens.
    */
   readonly secret?: string | readonly string[];
@@ -189,8 +190,27 @@ export function checkOptions(where: string, options: object, known: readonly str
   }
   checkAddress(problems, 'url', given.url, 'http://127.0.0.1:8080');
   checkSecret(problems, given.secret);
+  if (given.secret === undefined && isElsewhere(given.url)) {
+    problems.add(
+      'secret',
+      `is required when Restate is on another machine (${given.url}): without it, anyone who reaches its ingress reads, decides, submits and deletes runs. Give the workers and every client (restateStore / restateRuns) the same secret, e.g. \`openssl rand -base64 32\``,
+    );
+  }
   checkAddress(problems, 'adminUrl', given.adminUrl, 'http://127.0.0.1:9070', true);
   checkHeaders(problems, 'headers', given.headers);
   checkPort(problems, 'port', given.port);
   problems.throwIfAny();
+}
+
+/** Whether `url` is an address of another machine (a deployment that never leaves this one may go without a secret). */
+function isElsewhere(url: unknown): boolean {
+  let address: URL;
+  try {
+    address = new URL(String(url));
+  } catch {
+    return false; // not an address: checkAddress says so
+  }
+  const host = address.hostname;
+  if (address.protocol !== 'http:' && address.protocol !== 'https:') return false;
+  return host !== 'localhost' && host !== '[::1]' && !/^127(?:\.\d{1,3}){3}$/.test(host);
 }

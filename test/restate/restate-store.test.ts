@@ -1,6 +1,7 @@
 // restateStore: the JournalStore contract every store keeps, against a real Restate server
 // with the journal object served from this process, and what only this store does (fencing,
 // batching, its options).
+import http from 'node:http';
 import { ConfigError, type JournalStore } from 'statecraft';
 import {
   type LocalRestate,
@@ -145,6 +146,29 @@ describe('restateStore', { timeout: 30_000 }, () => {
       reason: 'unexpected',
     });
     expect(await restateRuns({ url: server.url }).status('never-1')).toBeUndefined();
+  });
+
+  it('sends its headers with every request, and says to when a proxy refuses it', async () => {
+    // A stand-in for a proxy in front of the ingress that wants its own bearer token.
+    const proxy = http.createServer((request, response) => {
+      const allowed = request.headers.authorization === 'Bearer proxy-key';
+      response.writeHead(allowed ? 200 : 401, { 'content-type': 'application/json' });
+      response.end(JSON.stringify(allowed ? { ok: true, value: null } : { message: 'no key' }));
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const { port } = proxy.address() as { port: number };
+    try {
+      const url = `http://127.0.0.1:${port}`;
+      const headers = { authorization: 'Bearer proxy-key' };
+      expect(await restateStore({ url, headers }).read('behind-proxy')).toBeUndefined();
+      const error = await restateStore({ url })
+        .read('behind-proxy')
+        .catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'RESTATE_REQUEST_ERROR', status: 401 });
+      expect(String(error)).toMatch(/no key.*pass it with the `headers` option/);
+    } finally {
+      await new Promise((resolve) => proxy.close(resolve));
+    }
   });
 
   it('fails a request to a server that is not there with RestateRequestError, within its timeout', async () => {

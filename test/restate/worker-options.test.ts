@@ -38,7 +38,7 @@ describe('statecraft/restate options', () => {
       hots: '0.0.0.0',
     } as never).catch((e: unknown) => e as Error);
     expect(String((error as Error).message)).toMatch(/did you mean `host`\?/);
-    expect(await problemsOf(() => serveWorker({ agents: {}, url: 'http://x:1' }))).toEqual([
+    expect(await problemsOf(() => serveWorker({ agents: {}, url: 'http://127.0.0.1:1' }))).toEqual([
       'agents',
     ]);
   });
@@ -111,6 +111,19 @@ describe('statecraft/restate options', () => {
         }),
       ),
     ).toEqual(['headers.x-statecraft-signature']);
+  });
+
+  it('refuses to serve without a secret a Restate on another machine', async () => {
+    const agents = { trip: tripChain() };
+    const away = (url: string) => serveWorker({ agents, url, port: 0 });
+    const error = await away('http://restate.internal:8080').catch((e: unknown) => e as Error);
+    expect(ConfigError.isInstance(error)).toBe(true);
+    expect((error as ConfigError).problems.map((p) => p.option)).toEqual(['secret']);
+    expect(String(error)).toMatch(/required when Restate is on another machine/);
+    expect(await problemsOf(() => away('http://10.0.0.7:8080'))).toEqual(['secret']);
+    expect(
+      await problemsOf(() => serveCluster({ agents, url: 'https://restate.example.com' })),
+    ).toEqual(['secret']);
   });
 
   it('startLocalRestate listens on 127.0.0.1 only, whatever its env says', async () => {
