@@ -90,10 +90,11 @@ export class Credential {
     let verified = false;
     for (const keys of this.#keys) {
       const expected = mac(keys.signing, target, body);
-      // timingSafeEqual needs equal lengths; a wrong length still costs one comparison.
-      const same = given.length === expected.length && timingSafeEqual(given, expected);
-      if (given.length !== expected.length) timingSafeEqual(expected, expected);
-      verified ||= same;
+      // timingSafeEqual needs equal lengths: one of another length is compared all the same
+      // (with the expected value itself), so that it takes as long, and then refused.
+      const compared = given.length === expected.length ? given : expected;
+      const equal = timingSafeEqual(compared, expected);
+      verified ||= equal && compared === given;
     }
     return verified;
   }
