@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileStore } from 'statecraft';
-import { type RestateRuns, restateRuns } from 'statecraft/restate';
+import type { RestateRuns } from 'statecraft/restate';
 import { type Deployment, startDeployment } from '../test/restate/deployment.js';
 import { inputOf, surveyLoop, tripChain } from '../test/restate/workload.js';
 import { fmt, median, printTable } from './measure.js';
@@ -54,7 +54,7 @@ async function alone(runs: RestateRuns, prefix: string, count: number): Promise<
 async function throughput(processes: number) {
   const deployment = await startDeployment({ processes });
   try {
-    const runs = restateRuns({ url: deployment.server.url });
+    const runs = deployment.runs();
     await load(runs, 'warm', 40);
     const loaded = await load(runs, 'load', RUNS);
     const single = await alone(runs, 'alone', 30);
@@ -78,7 +78,7 @@ async function killToContinuation(
   let repeated = 0;
   let overRepeated = 0;
   try {
-    const runs = restateRuns({ url: deployment.server.url });
+    const runs = deployment.runs();
     for (let round = 0; round < KILL_ROUNDS; round++) {
       const prefix = `kill${round}`;
       const ids = Array.from({ length: runsPerRound }, (_, i) => i);

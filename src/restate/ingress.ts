@@ -1,18 +1,15 @@
 import http from 'node:http';
 import https from 'node:https';
-import { StatecraftError } from '../errors.js';
+import { type Credential, SIGNATURE_HEADER, type Target } from './credential.js';
+import { RestateCredentialError, refusalIn } from './credential-error.js';
+import { RestateRequestError } from './request-error.js';
 
-/** A request to Restate's ingress or admin API failed: the server's status and message. */
-export class RestateRequestError extends StatecraftError {
-  static override readonly code: string = 'RESTATE_REQUEST_ERROR';
-  /** HTTP status; 0 when no answer came (refused, timed out). */
-  readonly status: number;
-  readonly url: string;
-  constructor(url: string, status: number, message: string, options?: { cause?: unknown }) {
-    super(`Restate request ${url} failed${status ? ` (${status})` : ''}: ${message}`, options);
-    this.status = status;
-    this.url = url;
-  }
+/** How a client reaches Restate: extra headers for every request, and its credential. */
+export interface RestateHttpOptions {
+  /** Sent with every request (e.g. `authorization` for a proxy in front of Restate). */
+  readonly headers?: Readonly<Record<string, string>> | undefined;
+  /** Signs every handler invocation (see credential.ts). */
+  readonly credential?: Credential | undefined;
 }
 
 /**
@@ -25,13 +22,47 @@ export class RestateHttp {
   readonly #timeoutMs: number;
   readonly #agent: http.Agent;
   readonly #request: typeof http.request;
+  readonly #headers: Readonly<Record<string, string>>;
+  readonly #credential: Credential | undefined;
 
-  constructor(base: string, timeoutMs: number) {
+  constructor(base: string, timeoutMs: number, options: RestateHttpOptions = {}) {
     this.base = base.replace(/\/+$/, '');
     this.#timeoutMs = timeoutMs;
     const secure = this.base.startsWith('https:');
     this.#agent = secure ? sharedAgent(https.Agent) : sharedAgent(http.Agent);
     this.#request = secure ? https.request : http.request;
+    this.#headers = options.headers ?? {};
+    this.#credential = options.credential;
+  }
+
+  /** The same client with another timeout (a long wait for one call). */
+  withTimeout(timeoutMs: number): RestateHttp {
+    return new RestateHttp(this.base, timeoutMs, {
+      headers: this.#headers,
+      credential: this.#credential,
+    });
+  }
+
+  /**
+   * Invokes a handler through the ingress, signed with this client's credential; `send`
+   * only enqueues it (Restate answers at once). A handler's credential refusal is a
+   * RestateCredentialError; any other non-2xx answer a RestateRequestError.
+   */
+  invoke<T>(target: Target, body?: unknown, options: { readonly send?: boolean } = {}): Promise<T> {
+    const key = target.key === undefined ? '' : `/${encodeURIComponent(target.key)}`;
+    const path = `/${target.service}${key}/${target.handler}${options.send ? '/send' : ''}`;
+    const text = JSON.stringify(body ?? null);
+    const signature = this.#credential && {
+      [SIGNATURE_HEADER]: this.#credential.sign(target, text),
+    };
+    const what = `${target.service}${key}/${target.handler}`;
+    return this.#send<T>(
+      'POST',
+      path,
+      text,
+      { 'content-type': 'application/json', ...signature },
+      what,
+    );
   }
 
   /** POSTs `body` (JSON) to `path` and returns the parsed answer; a non-2xx is a RestateRequestError. */
@@ -51,30 +82,42 @@ export class RestateHttp {
     path: string,
     body: string | undefined,
     headers: Record<string, string>,
+    what = path,
   ): Promise<T> {
     const url = `${this.base}${path}`;
+    const allHeaders = { ...this.#headers, ...headers };
     return new Promise<T>((resolve, reject) => {
-      const request = this.#request(url, { method, headers, agent: this.#agent }, (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('error', (error) => fail(error));
-        response.on('end', () => {
-          clearTimeout(timer);
-          const text = Buffer.concat(chunks).toString('utf8');
-          const status = response.statusCode ?? 0;
-          if (status < 200 || status >= 300) {
-            reject(new RestateRequestError(url, status, messageOf(text)));
-            return;
-          }
-          try {
-            resolve((text === '' ? undefined : JSON.parse(text)) as T);
-          } catch (cause) {
-            reject(
-              new RestateRequestError(url, status, `not JSON: ${text.slice(0, 200)}`, { cause }),
-            );
-          }
-        });
-      });
+      const request = this.#request(
+        url,
+        { method, headers: allHeaders, agent: this.#agent },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('error', (error) => fail(error));
+          response.on('end', () => {
+            clearTimeout(timer);
+            const text = Buffer.concat(chunks).toString('utf8');
+            const status = response.statusCode ?? 0;
+            if (status < 200 || status >= 300) {
+              const message = messageOf(text);
+              const refusal = refusalIn(status, message);
+              reject(
+                refusal !== undefined
+                  ? new RestateCredentialError(url, status, refusal, `${what} was refused`)
+                  : new RestateRequestError(url, status, `${message}${hintFor(status)}`),
+              );
+              return;
+            }
+            try {
+              resolve((text === '' ? undefined : JSON.parse(text)) as T);
+            } catch (cause) {
+              reject(
+                new RestateRequestError(url, status, `not JSON: ${text.slice(0, 200)}`, { cause }),
+              );
+            }
+          });
+        },
+      );
       const fail = (cause: unknown) => {
         clearTimeout(timer);
         request.destroy();
@@ -102,6 +145,13 @@ function sharedAgent(Agent: typeof http.Agent | typeof https.Agent): http.Agent 
     agents.set(Agent, agent);
   }
   return agent;
+}
+
+/** What to do about a refusal that is not a statecraft handler's (those say it themselves). */
+function hintFor(status: number): string {
+  return status === 401 || status === 403
+    ? " (the server, or a proxy in front of it, wants a credential of its own: pass it with the `headers` option, e.g. { authorization: 'Bearer …' })"
+    : '';
 }
 
 /** Restate answers errors as `{ message }` JSON; anything else is shown as it came. */

@@ -1,5 +1,7 @@
 import * as restate from '@restatedev/restate-sdk';
 import type { JournalErrorReason } from '../durable/journal-error.js';
+import { admit } from './admission.js';
+import type { Credential } from './credential.js';
 import { REDISPATCH } from './retry-policy.js';
 import { JOURNAL_SERVICE, RUN_SERVICE } from './service-names.js';
 
@@ -9,7 +11,10 @@ import { JOURNAL_SERVICE, RUN_SERVICE } from './service-names.js';
 // whichever worker process or machine serves it. State survives the server's kill -9.
 //
 // Entries arrive as the JSON lines `entryLine` checked on the caller's side; the object keeps
-// them as text, never looking inside beyond the `start` / `end` envelope.
+// them as text, never looking inside beyond the `start` / `end` envelope (on a deployment
+// with a secret the rest is sealed, sealing.ts). Every handler a client reaches through the
+// ingress first checks the request's credential (admission.ts); `markWorkflow`, which only the
+// run workflow calls, is private to Restate.
 
 /** What a handler answers: its value, or the journal error the caller rethrows. */
 export type JournalReply<T> =
@@ -89,126 +94,141 @@ function entriesOf(request: unknown): Entry[] | JournalReply<never> {
   return entries;
 }
 
-export const journalObject = restate.object({
-  name: JOURNAL_SERVICE,
-  options: { retryPolicy: REDISPATCH },
-  handlers: {
-    async append(ctx: restate.ObjectContext, request: AppendRequest): Promise<JournalReply<null>> {
-      const runId = ctx.key;
-      const entries = entriesOf(request);
-      if (!Array.isArray(entries)) return entries;
-      const count = (await ctx.get<number>(COUNT)) ?? 0;
-      // The whole request is checked before anything is written: all of it is kept, or none.
-      let next = count;
-      for (const entry of entries) {
-        if (entry.type === 'start' && next > 0) {
-          return refused(
-            'run-exists',
-            `Run "${runId}" already exists: attach to it or resume it instead of starting it again`,
-          );
-        }
-        if (entry.type !== 'start' && next === 0) {
-          return refused(
-            'unknown-run',
-            `Cannot append a "${String(entry.type)}" entry to run "${runId}": no such run (a run's first entry is its "start" entry)`,
-          );
-        }
-        next++;
-      }
-      // The fence: once a writer has claimed the run (acquire, or its start entry), a writer
-      // with an older claim, or none, writes nothing more: a claim is only replaced by a newer one.
-      const holder = await ctx.get<string>(HOLDER);
-      if (holder !== null && count > 0 && request.holder !== holder) {
+/** The journal object of workers holding `credential` (none: an open deployment). */
+export const journalObject = (credential: Credential | undefined) =>
+  restate.object({
+    name: JOURNAL_SERVICE,
+    options: { retryPolicy: REDISPATCH },
+    handlers: journalHandlers(credential),
+  });
+
+const journalHandlers = (credential: Credential | undefined) => ({
+  async append(ctx: restate.ObjectContext, request: AppendRequest): Promise<JournalReply<null>> {
+    admit(credential, ctx);
+    const runId = ctx.key;
+    const entries = entriesOf(request);
+    if (!Array.isArray(entries)) return entries;
+    const count = (await ctx.get<number>(COUNT)) ?? 0;
+    // The whole request is checked before anything is written: all of it is kept, or none.
+    let next = count;
+    for (const entry of entries) {
+      if (entry.type === 'start' && next > 0) {
         return refused(
-          'run-busy',
-          `Run '${runId}' was taken over by another worker (its attempt was retried): this one may not write its journal any more`,
+          'run-exists',
+          `Run "${runId}" already exists: attach to it or resume it instead of starting it again`,
         );
       }
-      for (const [index, entry] of entries.entries()) {
-        if (entry.type === 'start') {
-          if (request.holder !== undefined) ctx.set(HOLDER, request.holder);
-          ctx.set<JournalListing>(LISTING, {
-            kind: String(entry.kind),
-            startedAt: Number(entry.startedAt),
-            status: 'running',
-          });
-        }
-        if (entry.type === 'end') {
-          const listing = await ctx.get<JournalListing>(LISTING);
-          const status = entry.status === 'succeeded' ? 'succeeded' : 'failed';
-          if (listing) ctx.set<JournalListing>(LISTING, { ...listing, status });
-        }
-        ctx.set(entryKey(count + index), request.lines[index] as string);
-      }
-      ctx.set(COUNT, next);
-      return ok(null);
-    },
-
-    async read(ctx: restate.ObjectContext): Promise<JournalReply<string[] | null>> {
-      const count = (await ctx.get<number>(COUNT)) ?? 0;
-      return ok(count === 0 ? null : await readLines(ctx));
-    },
-
-    async delete(ctx: restate.ObjectContext): Promise<JournalReply<null>> {
-      ctx.clearAll();
-      return ok(null);
-    },
-
-    async post(ctx: restate.ObjectContext, line: string): Promise<JournalReply<null>> {
-      const runId = ctx.key;
-      const message = entryOf(line);
-      if (message === undefined)
-        return refused('invalid-entry', 'a message is one JSON entry line');
-      const count = (await ctx.get<number>(COUNT)) ?? 0;
-      if (count === 0) {
+      if (entry.type !== 'start' && next === 0) {
         return refused(
           'unknown-run',
-          `Cannot append a "${String(message.type)}" entry to run "${runId}": no such run (a run's first entry is its "start" entry)`,
+          `Cannot append a "${String(entry.type)}" entry to run "${runId}": no such run (a run's first entry is its "start" entry)`,
         );
       }
-      const inbox = (await ctx.get<string[]>(INBOX)) ?? [];
-      ctx.set(INBOX, [...inbox, line]);
-      const isDecision = message.type === 'decision' && typeof message.callId === 'string';
-      if (isDecision && (await ctx.get<boolean>(WORKFLOW))) {
-        // The parked run waits on the durable promise of the request this decision answers
-        // (the one it names, else the call's latest): wake it. Durable (the send is journaled
-        // with this handler), so a decision never lands without its wake-up.
-        const asks = await approvalsOfCall(ctx, String(message.callId));
-        const named = asks.findIndex((ask) => ask.at === message.requestedAt);
-        const nth = named >= 0 ? named + 1 : Math.max(1, asks.length);
-        ctx.genericSend({
-          service: RUN_SERVICE,
-          method: 'wake',
-          key: runId,
-          parameter: approvalPromiseName(String(message.callId), nth),
-          inputSerde: restate.serde.json,
+      next++;
+    }
+    // The fence: once a writer has claimed the run (acquire, or its start entry), a writer
+    // with an older claim, or none, writes nothing more: a claim is only replaced by a newer one.
+    const holder = await ctx.get<string>(HOLDER);
+    if (holder !== null && count > 0 && request.holder !== holder) {
+      return refused(
+        'run-busy',
+        `Run '${runId}' was taken over by another worker (its attempt was retried): this one may not write its journal any more`,
+      );
+    }
+    for (const [index, entry] of entries.entries()) {
+      if (entry.type === 'start') {
+        if (request.holder !== undefined) ctx.set(HOLDER, request.holder);
+        ctx.set<JournalListing>(LISTING, {
+          kind: String(entry.kind),
+          startedAt: Number(entry.startedAt),
+          status: 'running',
         });
       }
-      return ok(null);
-    },
-
-    async posted(ctx: restate.ObjectContext): Promise<JournalReply<string[]>> {
-      return ok((await ctx.get<string[]>(INBOX)) ?? []);
-    },
-
-    /**
-     * Claims the journal for `holder`, taking it from any earlier holder (presumed dead: Restate
-     * runs a segment again only once its attempt ended). The claim stays until the next one.
-     */
-    async acquire(ctx: restate.ObjectContext, holder: string): Promise<JournalReply<null>> {
-      if (typeof holder !== 'string' || holder === '') {
-        return refused('invalid-entry', "acquire takes the holder's token, a string");
+      if (entry.type === 'end') {
+        const listing = await ctx.get<JournalListing>(LISTING);
+        const status = entry.status === 'succeeded' ? 'succeeded' : 'failed';
+        if (listing) ctx.set<JournalListing>(LISTING, { ...listing, status });
       }
-      ctx.set(HOLDER, holder);
-      return ok(null);
-    },
+      ctx.set(entryKey(count + index), request.lines[index] as string);
+    }
+    ctx.set(COUNT, next);
+    return ok(null);
+  },
 
-    /** The run is a workflow run: decisions posted for it must wake its workflow. */
-    async markWorkflow(ctx: restate.ObjectContext): Promise<JournalReply<null>> {
+  async read(ctx: restate.ObjectContext): Promise<JournalReply<string[] | null>> {
+    admit(credential, ctx);
+    const count = (await ctx.get<number>(COUNT)) ?? 0;
+    return ok(count === 0 ? null : await readLines(ctx));
+  },
+
+  async delete(ctx: restate.ObjectContext): Promise<JournalReply<null>> {
+    admit(credential, ctx);
+    ctx.clearAll();
+    return ok(null);
+  },
+
+  async post(ctx: restate.ObjectContext, line: string): Promise<JournalReply<null>> {
+    admit(credential, ctx);
+    const runId = ctx.key;
+    const message = entryOf(line);
+    if (message === undefined) return refused('invalid-entry', 'a message is one JSON entry line');
+    const count = (await ctx.get<number>(COUNT)) ?? 0;
+    if (count === 0) {
+      return refused(
+        'unknown-run',
+        `Cannot append a "${String(message.type)}" entry to run "${runId}": no such run (a run's first entry is its "start" entry)`,
+      );
+    }
+    const inbox = (await ctx.get<string[]>(INBOX)) ?? [];
+    ctx.set(INBOX, [...inbox, line]);
+    const isDecision = message.type === 'decision' && typeof message.callId === 'string';
+    if (isDecision && (await ctx.get<boolean>(WORKFLOW))) {
+      // The parked run waits on the durable promise of the request this decision answers
+      // (the one it names, else the call's latest): wake it. Durable (the send is journaled
+      // with this handler), so a decision never lands without its wake-up.
+      const asks = await approvalsOfCall(ctx, String(message.callId));
+      const named = asks.findIndex((ask) => ask.at === message.requestedAt);
+      const nth = named >= 0 ? named + 1 : Math.max(1, asks.length);
+      ctx.genericSend({
+        service: RUN_SERVICE,
+        method: 'wake',
+        key: runId,
+        parameter: approvalPromiseName(String(message.callId), nth),
+        inputSerde: restate.serde.json,
+      });
+    }
+    return ok(null);
+  },
+
+  async posted(ctx: restate.ObjectContext): Promise<JournalReply<string[]>> {
+    admit(credential, ctx);
+    return ok((await ctx.get<string[]>(INBOX)) ?? []);
+  },
+
+  /**
+   * Claims the journal for `holder`, taking it from any earlier holder (presumed dead: Restate
+   * runs a segment again only once its attempt ended). The claim stays until the next one.
+   */
+  async acquire(ctx: restate.ObjectContext, holder: string): Promise<JournalReply<null>> {
+    admit(credential, ctx);
+    if (typeof holder !== 'string' || holder === '') {
+      return refused('invalid-entry', "acquire takes the holder's token, a string");
+    }
+    ctx.set(HOLDER, holder);
+    return ok(null);
+  },
+
+  /**
+   * The run is a workflow run: decisions posted for it must wake its workflow. Called by
+   * the run workflow only, so private: Restate refuses it on the ingress.
+   */
+  markWorkflow: restate.handlers.object.exclusive(
+    { ingressPrivate: true },
+    async (ctx: restate.ObjectContext): Promise<JournalReply<null>> => {
       ctx.set(WORKFLOW, true);
       return ok(null);
     },
-  },
+  ),
 });
 
 /** The journal's approval requests of one call id, in order (a model may reuse an id). */

@@ -4,8 +4,9 @@ import { createRequire } from 'node:module';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { RestateRequestError } from './ingress.js';
+import type { OptionProblems } from '../options/option-problems.js';
 import { checkMs, checkPort, optionProblems } from './option-checks.js';
+import { RestateRequestError } from './request-error.js';
 
 export interface LocalRestateOptions {
   /** Where the server keeps its data; default a new temporary directory, removed by `stop`. */
@@ -16,7 +17,11 @@ export interface LocalRestateOptions {
   readonly fabricPort?: number;
   /** Longest wait for the server to become healthy. Default 30 000 ms. */
   readonly startTimeoutMs?: number;
-  /** Server settings as RESTATE_* environment variables (see `restate-server --dump-config`). */
+  /**
+   * Server settings as RESTATE_* environment variables (see `restate-server --dump-config`).
+   * The server gets these and its own settings only, none of this process's environment
+   * (where API keys and other secrets live); it binds 127.0.0.1, which they cannot change.
+   */
   readonly env?: Readonly<Record<string, string>>;
   /** Show the server's log on this process's stderr. Default false. */
   readonly log?: boolean;
@@ -58,6 +63,7 @@ export async function startLocalRestate(options: LocalRestateOptions = {}): Prom
     checkPort(problems, port, options[port]);
   }
   checkMs(problems, 'startTimeoutMs', options.startTimeoutMs);
+  checkServerEnv(problems, options.env);
   if (options.baseDir !== undefined && typeof options.baseDir !== 'string') {
     problems.add('baseDir', 'must be a directory path');
   }
@@ -78,20 +84,17 @@ export async function startLocalRestate(options: LocalRestateOptions = {}): Prom
       binary,
       ['--base-dir', baseDir, '--node-name', 'statecraft', '--no-logo', '--listen-mode', 'tcp'],
       {
+        // Only what the server needs: never this process's environment, which holds the
+        // secrets of whatever runs here (the deployment's secret, providers' API keys).
         env: {
-          ...process.env,
+          ...DEFAULTS,
+          ...options.env,
           RESTATE_BIND_IP: '127.0.0.1',
           RESTATE_ADVERTISED_HOST: '127.0.0.1',
           RESTATE_BIND_ADDRESS: `127.0.0.1:${fabricPort}`,
           RESTATE_ADVERTISED_ADDRESS: `http://127.0.0.1:${fabricPort}`,
           RESTATE_INGRESS__BIND_ADDRESS: `127.0.0.1:${ingressPort}`,
           RESTATE_ADMIN__BIND_ADDRESS: `127.0.0.1:${adminPort}`,
-          RESTATE_DISABLE_TELEMETRY: 'true',
-          RESTATE_ADMIN__DISABLE_WEB_UI: 'true',
-          RESTATE_LOG_FILTER: 'error',
-          RESTATE_DEFAULT_NUM_PARTITIONS: '4',
-          RESTATE_ROCKSDB_TOTAL_MEMORY_SIZE: '512MB',
-          ...options.env,
         },
         stdio: ['ignore', 'ignore', options.log ? 'inherit' : 'ignore'],
       },
@@ -148,6 +151,36 @@ export async function startLocalRestate(options: LocalRestateOptions = {}): Prom
       if (ownDir && !stopOptions.keepData) await rm(baseDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Settings `env` may change; every other one is ours (listening on 127.0.0.1 above all). */
+const DEFAULTS: Readonly<Record<string, string>> = {
+  RESTATE_DISABLE_TELEMETRY: 'true',
+  RESTATE_ADMIN__DISABLE_WEB_UI: 'true',
+  RESTATE_LOG_FILTER: 'error',
+  RESTATE_DEFAULT_NUM_PARTITIONS: '4',
+  RESTATE_ROCKSDB_TOTAL_MEMORY_SIZE: '512MB',
+};
+
+/** Settings that would make the server listen or advertise elsewhere than on 127.0.0.1. */
+const WHERE_IT_LISTENS = /BIND|LISTEN|ADVERTISED/;
+
+function checkServerEnv(problems: OptionProblems, env: unknown): void {
+  if (env === undefined) return;
+  if (typeof env !== 'object' || env === null || Array.isArray(env)) {
+    problems.add('env', 'must be an object of RESTATE_* variable names to string values');
+    return;
+  }
+  for (const [name, value] of Object.entries(env)) {
+    if (typeof value !== 'string') {
+      problems.add(`env.${name}`, `must be a string; got ${typeof value}`);
+    } else if (WHERE_IT_LISTENS.test(name)) {
+      problems.add(
+        `env.${name}`,
+        'startLocalRestate listens on 127.0.0.1 only (run your own restate-server to listen elsewhere)',
+      );
+    }
+  }
 }
 
 function serverBinary(): string {

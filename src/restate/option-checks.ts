@@ -1,4 +1,5 @@
 import { OptionProblems } from '../options/option-problems.js';
+import { SIGNATURE_HEADER } from './credential.js';
 
 // The checks statecraft/restate's functions share (SPEC Q4: every bad option named at once,
 // an unknown one with the nearest known name).
@@ -48,5 +49,33 @@ export function checkPort(problems: OptionProblems, option: string, value: unkno
   if (value === undefined) return;
   if (!Number.isInteger(value) || (value as number) < 0 || (value as number) > 65_535) {
     problems.add(option, `must be a port number 0–65535; got ${String(value)}`);
+  }
+}
+
+/** Headers statecraft sets itself on every request: a `headers` option may not replace them. */
+const OWN_HEADERS = ['content-type', 'content-length', 'host', SIGNATURE_HEADER];
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/**
+ * Extra headers for every request to Restate (e.g. `authorization` for Restate Cloud or a
+ * proxy in front of the server), when given: names and string values that HTTP allows.
+ */
+export function checkHeaders(problems: OptionProblems, option: string, value: unknown): void {
+  if (value === undefined) return;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    problems.add(
+      option,
+      `must be an object of header names to string values; got ${String(value)}`,
+    );
+    return;
+  }
+  for (const [name, header] of Object.entries(value)) {
+    if (!HEADER_NAME.test(name)) {
+      problems.add(`${option}.${name}`, 'is not a valid HTTP header name');
+    } else if (OWN_HEADERS.includes(name.toLowerCase())) {
+      problems.add(`${option}.${name}`, 'is set by statecraft itself');
+    } else if (typeof header !== 'string' || /[\r\n\0]/.test(header)) {
+      problems.add(`${option}.${name}`, 'must be a string without line breaks');
+    }
   }
 }

@@ -1,14 +1,18 @@
 import { type Approvals, approvals } from '../durable/approvals.js';
 import { decode, encode } from '../durable/codec.js';
 import { isStartEntry } from '../durable/journal-entry.js';
+import { JournalError } from '../durable/journal-error.js';
 import { JournalMismatchError } from '../durable/journal-mismatch.js';
 import { requestHash } from '../durable/request-hash.js';
 import type { JournalStore } from '../durable/stores/journal-store.js';
 import { assertValidRunId } from '../durable/stores/run-id.js';
+import { type Credential, credentialOf } from './credential.js';
+import { RestateCredentialError } from './credential-error.js';
 import { RestateHttp } from './ingress.js';
 import { type RestateStoreOptions, restateStore } from './restate-store.js';
-import { type RunOutcome, settle } from './run-outcome.js';
+import { type RunOutcome, type SealedOutcome, settle } from './run-outcome.js';
 import type { RestateRunStatus, RunRequest, Submitted } from './run-workflow.js';
+import { seal, unseal } from './sealing.js';
 import { RUN_SERVICE } from './service-names.js';
 
 /** What `submit` did: started the run, or found it submitted before and attached to it. */
@@ -39,12 +43,34 @@ export interface RestateRuns {
   status(runId: string): Promise<RestateRunStatus | undefined>;
 }
 
-/** A client of the `statecraftRun` workflow and its journals, over Restate's ingress. */
+/**
+ * A client of the `statecraftRun` workflow and its journals, over Restate's ingress. With a
+ * `secret`, every request is signed, a run's input goes sealed and its outcome comes back
+ * sealed (see credential.ts, sealing.ts).
+ */
 export function restateRuns(options: RestateStoreOptions): RestateRuns {
   const store = restateStore(options);
   const timeoutMs = options.timeoutMs ?? 30_000;
-  const ingress = new RestateHttp(options.url, timeoutMs);
-  const path = (runId: string) => `/${RUN_SERVICE}/${encodeURIComponent(runId)}`;
+  const credential = credentialOf(options.secret);
+  const ingress = new RestateHttp(options.url, timeoutMs, {
+    headers: options.headers,
+    credential,
+  });
+  const target = (runId: string, handler: string) => ({
+    service: RUN_SERVICE,
+    key: runId,
+    handler,
+  });
+  // Before this client's first submission: does the deployment take its credential? Restate
+  // runs a workflow once per id, so a refused submission would take the id all the same.
+  let admitted: Promise<unknown> | undefined;
+  const admission = (runId: string) => {
+    admitted ??= ingress.invoke(target(runId, 'submitted')).catch((error: unknown) => {
+      admitted = undefined;
+      throw error;
+    });
+    return admitted;
+  };
   return {
     store,
     approvals: approvals(store),
@@ -53,23 +79,57 @@ export function restateRuns(options: RestateStoreOptions): RestateRuns {
       if (typeof agent !== 'string' || agent === '') {
         throw new TypeError('submit(runId, agent, input): agent is the name a worker registered');
       }
-      const request: RunRequest = { agent, input: encode(input) };
-      const sent = await ingress.post<{ status?: string }>(`${path(runId)}/run/send`, request);
+      await admission(runId);
+      const encoded = JSON.stringify(encode(input));
+      const request: RunRequest = credential
+        ? { agent, sealedInput: seal(credential, 'input', runId, encoded) }
+        : { agent, input: JSON.parse(encoded) };
+      const sent = await ingress.invoke<{ status?: string }>(target(runId, 'run'), request, {
+        send: true,
+      });
       const attached = sent.status === 'PreviouslyAccepted';
-      if (attached) await assertSameRequest(ingress, store, path(runId), runId, agent, input);
+      if (attached) {
+        await assertSameRequest(
+          () => ingress.invoke<Submitted | null>(target(runId, 'submitted')),
+          store,
+          credential,
+          runId,
+          agent,
+          input,
+        );
+      }
       return { runId, attached };
     },
     async result<T>(runId: string, resultOptions: { readonly timeoutMs?: number } = {}) {
       assertValidRunId(runId);
-      const waiting = new RestateHttp(options.url, resultOptions.timeoutMs ?? timeoutMs);
-      const outcome = await waiting.get<RunOutcome>(
-        `/restate/workflow/${RUN_SERVICE}/${encodeURIComponent(runId)}/attach`,
-      );
-      return settle<T>(outcome);
+      const waiting = ingress.withTimeout(resultOptions.timeoutMs ?? timeoutMs);
+      const path = `/restate/workflow/${RUN_SERVICE}/${encodeURIComponent(runId)}/attach`;
+      const outcome = await waiting.get<RunOutcome | SealedOutcome>(path).catch((error) => {
+        if (!RestateCredentialError.isInstance(error)) throw error;
+        // The workers refused the run's submission, not this client (which may hold the secret).
+        throw new RestateCredentialError(
+          error.url,
+          error.status,
+          error.reason,
+          `run '${runId}' was submitted without a valid credential and refused`,
+          "its submitter did not have the workers' `secret`; the id stays taken: submit under a new id, with the secret",
+        );
+      });
+      if (!('sealed' in outcome)) return settle<T>(outcome);
+      const opened = unseal(credential, 'outcome', runId, outcome.sealed);
+      if (!opened.ok) {
+        throw new RestateCredentialError(
+          `${options.url}${path}`,
+          200,
+          opened.reason,
+          `the outcome of run '${runId}' is sealed with ${opened.reason === 'missing' ? 'a secret' : 'another secret'}`,
+        );
+      }
+      return settle<T>(JSON.parse(opened.text) as RunOutcome);
     },
     async status(runId) {
       assertValidRunId(runId);
-      const status = await ingress.post<RestateRunStatus | null>(`${path(runId)}/status`);
+      const status = await ingress.invoke<RestateRunStatus | null>(target(runId, 'status'));
       return status ?? undefined;
     },
   };
@@ -84,29 +144,40 @@ const SUBMITTED_WAIT_MS = 5_000;
  * as it starts; a second submission made before that waits for it a little, then lets it be.
  */
 async function assertSameRequest(
-  ingress: RestateHttp,
+  firstRequest: () => Promise<Submitted | null>,
   store: JournalStore,
-  runPath: string,
+  credential: Credential | undefined,
   runId: string,
   agent: string,
   input: unknown,
 ): Promise<void> {
   const deadline = Date.now() + SUBMITTED_WAIT_MS;
-  const firstRequest = () => ingress.post<Submitted | null>(`${runPath}/submitted`);
   let first = await firstRequest();
   while (first === null && Date.now() <= deadline) {
     await new Promise((resolve) => setTimeout(resolve, 50));
     first = await firstRequest();
   }
-  const actualHash = requestHash(input);
+  if (first?.refused) {
+    throw new JournalError(
+      'run-exists',
+      `Run id '${runId}' was first submitted without the deployment's credential, and that submission was refused: submit under a new id`,
+      { runId },
+    );
+  }
+  // As the workflow hashes it (run-workflow.ts): keyed with the secret, when there is one,
+  // under any of them while one replaces another (the first run may predate the new one).
+  const hashesOf = (value: unknown) =>
+    credential ? credential.keyedHashes(requestHash(value)) : [requestHash(value)];
+  const actualHashes = hashesOf(input);
+  const actualHash = actualHashes[0] as string;
   if (first === null) {
     // Not recorded (a run submitted by an older statecraft, or not begun yet): the journal's
     // start entry still has the input, when the run has begun.
     const start = (await store.read(runId))?.[0];
     if (start === undefined || !isStartEntry(start)) return;
-    first = { agent, inputHash: requestHash(decode(start.input)) };
+    first = { agent, inputHash: hashesOf(decode(start.input))[0] as string };
   }
-  if (first.agent === agent && first.inputHash === actualHash) return;
+  if (first.agent === agent && actualHashes.includes(first.inputHash)) return;
   throw new JournalMismatchError({
     entry: 0,
     expectedHash: first.agent === agent ? first.inputHash : `agent ${first.agent}`,

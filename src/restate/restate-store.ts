@@ -2,29 +2,40 @@ import { randomUUID } from 'node:crypto';
 import type { JournalEntry } from '../durable/journal-entry.js';
 import { JournalError } from '../durable/journal-error.js';
 import { entryLine } from '../durable/stores/entry-line.js';
-import {
-  compareListings,
-  type JournalStore,
-  type RunListing,
-} from '../durable/stores/journal-store.js';
+import type { JournalStore } from '../durable/stores/journal-store.js';
 import { assertValidRunId } from '../durable/stores/run-id.js';
 import { ConfigError } from '../errors.js';
 import { AppendBatches } from './append-batches.js';
-import { RestateHttp, RestateRequestError } from './ingress.js';
-import { type JournalListing, type JournalReply, LISTING } from './journal-object.js';
-import { checkAddress, checkMs, optionProblems } from './option-checks.js';
-import { JOURNAL_SERVICE } from './service-names.js';
+import { checkSecret, credentialOf } from './credential.js';
+import { RestateCredentialError } from './credential-error.js';
+import { RestateHttp } from './ingress.js';
+import type { JournalReply } from './journal-object.js';
+import { checkAddress, checkHeaders, checkMs, optionProblems } from './option-checks.js';
+import { type ListingReply, listRuns } from './run-listing.js';
+import { openLine, sealLine } from './sealing.js';
+import { JOURNAL_SERVICE, LISTING_SERVICE } from './service-names.js';
 
 export interface RestateStoreOptions {
   /** Restate's ingress, e.g. `http://127.0.0.1:8080`. */
   readonly url: string;
-  /** Restate's admin API, e.g. `http://127.0.0.1:9070`: `list()` queries it. */
+  /**
+   * The secret the deployment's workers were given (`serveWorker` / `serveCluster`): every
+   * request is signed with it, and the journals are sealed with it. At least 32 characters;
+   * while it is replaced, a list: the first signs and seals, each one opens.
+   */
+  readonly secret?: string | readonly string[];
+  /**
+   * Restate's admin API, e.g. `http://127.0.0.1:9070`, for an operator's process on the
+   * private network: `list()` then queries it itself instead of asking the workers.
+   */
   readonly adminUrl?: string;
+  /** Sent with every request, e.g. `{ authorization: 'Bearer …' }` for Restate Cloud or a proxy. */
+  readonly headers?: Readonly<Record<string, string>>;
   /** Longest wait for one request, in milliseconds. Default 30 000. */
   readonly timeoutMs?: number;
 }
 
-const OPTIONS = ['url', 'adminUrl', 'timeoutMs'];
+const OPTIONS = ['url', 'secret', 'adminUrl', 'headers', 'timeoutMs'];
 
 /**
  * A JournalStore whose journals live in Restate (SPEC X3), as the state of the
@@ -37,11 +48,14 @@ const OPTIONS = ['url', 'adminUrl', 'timeoutMs'];
  * together in the next request, so a run's un-awaited entries cost one round trip, not one
  * each. `acquire` fences: a worker that takes a run over makes every later write of the
  * earlier holder fail with `run-busy`, so a zombie attempt can never interleave its entries.
+ * With a `secret`, every request is signed and every entry sealed (see credential.ts).
  */
 export function restateStore(options: RestateStoreOptions): JournalStore {
-  const { url, adminUrl, timeoutMs = 30_000 } = checkedOptions(options);
-  const ingress = new RestateHttp(url, timeoutMs);
-  const admin = adminUrl === undefined ? undefined : new RestateHttp(adminUrl, timeoutMs);
+  const { url, adminUrl, headers, timeoutMs = 30_000 } = checkedOptions(options);
+  const credential = credentialOf(options.secret);
+  const ingress = new RestateHttp(url, timeoutMs, { headers, credential });
+  const admin =
+    adminUrl === undefined ? undefined : new RestateHttp(adminUrl, timeoutMs, { headers });
   /** This store's claim on each run it writes (see acquire). */
   const holders = new Map<string, string>();
   /** Runs this store just created: it holds them already, from their start entry. */
@@ -51,17 +65,34 @@ export function restateStore(options: RestateStoreOptions): JournalStore {
   );
 
   async function call<T>(runId: string, handler: string, body?: unknown): Promise<T> {
-    const reply = await ingress.post<JournalReply<T>>(
-      `/${JOURNAL_SERVICE}/${encodeURIComponent(runId)}/${handler}`,
+    const reply = await ingress.invoke<JournalReply<T>>(
+      { service: JOURNAL_SERVICE, key: runId, handler },
       body,
     );
     if (!reply.ok) throw new JournalError(reply.reason, reply.message, { runId });
     return reply.value;
   }
 
+  /** The line Restate keeps for `entry`: sealed when this store has a secret. */
+  function keptLine(runId: string, entry: JournalEntry): string {
+    const line = entryLine(runId, entry);
+    return credential ? sealLine(credential, runId, entry, line) : line;
+  }
+
+  function entryOf(runId: string, line: string): JournalEntry {
+    const opened = openLine(credential, runId, line);
+    if (opened.ok) return opened.entry as JournalEntry;
+    throw new RestateCredentialError(
+      `${url}/${JOURNAL_SERVICE}/${runId}`,
+      200,
+      opened.reason,
+      `the journal of run '${runId}' is sealed with ${opened.reason === 'missing' ? 'a secret' : 'another secret'}`,
+    );
+  }
+
   return {
     async append(runId, entry) {
-      const line = entryLine(runId, entry);
+      const line = keptLine(runId, entry);
       if (entry.type !== 'start') return batches.add(runId, line);
       // A run's creator holds it from its start entry (see acquire): one request, not two.
       const holder = randomUUID();
@@ -77,26 +108,19 @@ export function restateStore(options: RestateStoreOptions): JournalStore {
     async read(runId) {
       assertValidRunId(runId);
       const lines = await call<string[] | null>(runId, 'read');
-      return lines === null ? undefined : lines.map((line) => JSON.parse(line) as JournalEntry);
+      return lines === null ? undefined : lines.map((line) => entryOf(runId, line));
     },
     async list() {
-      if (admin === undefined) {
-        throw new ConfigError(
-          'adminUrl',
-          'restateStore: list() reads the runs from the admin API; give its address (e.g. http://127.0.0.1:9070)',
-        );
-      }
-      const { rows } = await listingRows(admin);
-      const listings: RunListing[] = rows.map((row) => {
-        const listing = JSON.parse(row.value_utf8) as JournalListing;
-        return {
-          runId: row.service_key,
-          kind: listing.kind === 'tool-loop' ? 'tool-loop' : 'chain',
-          status: listing.status,
-          startedAt: listing.startedAt,
-        };
+      if (admin !== undefined) return listRuns(admin);
+      const reply = await ingress.invoke<ListingReply>({
+        service: LISTING_SERVICE,
+        handler: 'list',
       });
-      return listings.sort(compareListings);
+      if (reply.ok) return reply.value;
+      throw new ConfigError(
+        'adminUrl',
+        "restateStore: list() asks the workers, which read the runs from Restate's admin API, and they have no adminUrl: give it to serveWorker / serveCluster (or, in an operator's process on the private network, to this store)",
+      );
     },
     async delete(runId) {
       assertValidRunId(runId);
@@ -120,38 +144,22 @@ export function restateStore(options: RestateStoreOptions): JournalStore {
       };
     },
     async post(runId, message) {
-      await call(runId, 'post', entryLine(runId, message));
+      await call(runId, 'post', keptLine(runId, message));
     },
     async posted(runId) {
       assertValidRunId(runId);
       const lines = await call<string[]>(runId, 'posted');
-      return lines.map((line) => JSON.parse(line) as JournalEntry);
+      return lines.map((line) => entryOf(runId, line));
     },
   };
-}
-
-const LISTING_QUERY = `SELECT service_key, value_utf8 FROM state WHERE service_name = '${JOURNAL_SERVICE}' AND key = '${LISTING}'`;
-/** Attempts of the listing query: its engine briefly fails while partitions move or start. */
-const LISTING_ATTEMPTS = 5;
-
-async function listingRows(
-  admin: RestateHttp,
-): Promise<{ rows: { service_key: string; value_utf8: string }[] }> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await admin.post('/query', { query: LISTING_QUERY }, { accept: 'application/json' });
-    } catch (error) {
-      const transient = RestateRequestError.isInstance(error) && error.status >= 500;
-      if (!transient || attempt >= LISTING_ATTEMPTS) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
-    }
-  }
 }
 
 function checkedOptions(options: RestateStoreOptions): RestateStoreOptions {
   const { problems } = optionProblems('restateStore', options, OPTIONS);
   checkAddress(problems, 'url', options.url, 'http://127.0.0.1:8080');
+  checkSecret(problems, options.secret);
   checkAddress(problems, 'adminUrl', options.adminUrl, 'http://127.0.0.1:9070', true);
+  checkHeaders(problems, 'headers', options.headers);
   checkMs(problems, 'timeoutMs', options.timeoutMs);
   problems.throwIfAny();
   return options;

@@ -11,6 +11,11 @@ export type RunOutcome =
   | { readonly ok: true; readonly output: JsonValue; readonly details?: JsonValue }
   | { readonly ok: false; readonly error: JsonValue };
 
+/** An outcome sealed with the deployment's secret (sealing.ts): what `run` returns then. */
+export interface SealedOutcome {
+  readonly sealed: string;
+}
+
 /** The outcome of a run that returned `output`. Throws JournalCodecError for what JSON cannot hold. */
 export function succeeded(output: unknown): RunOutcome {
   const details = (output as { details?: unknown } | null)?.details;

@@ -5,9 +5,9 @@ import { isApprovalEntry } from '../durable/run-entries.js';
 import type { JournalStore } from '../durable/stores/journal-store.js';
 import { ApprovalPendingError } from '../tools/approval.js';
 import type { JsonValue } from '../viz/to-json.js';
-import { RestateRequestError } from './ingress.js';
 import { approvalPromiseName } from './journal-object.js';
-import { failed, type RunOutcome, succeeded } from './run-outcome.js';
+import { RestateRequestError } from './request-error.js';
+import { failed, type RunOutcome, type SealedOutcome, succeeded } from './run-outcome.js';
 
 /** A chain or tool loop, as a worker runs it: `createChain(…)` and `createToolLoop(…)` are. */
 export interface Agent {
@@ -32,7 +32,12 @@ export interface Waiting {
 
 /** What one segment of a run came to: its end, or calls to wait on (and when to look again). */
 export type Segment =
-  | { readonly kind: 'ended'; readonly outcome: RunOutcome }
+  | {
+      readonly kind: 'ended';
+      /** Whether the run succeeded: the outcome may be sealed (run-workflow.ts). */
+      readonly ok: boolean;
+      readonly outcome: RunOutcome | SealedOutcome;
+    }
   | { readonly kind: 'parked'; readonly waiting: readonly Waiting[]; readonly wakeInMs?: number };
 
 // A deadline is looked at just after it passes, so that the run finds it passed.
@@ -56,11 +61,11 @@ export async function runSegment(
       store,
       parkForApproval: true,
     });
-    return { kind: 'ended', outcome: succeeded(output) };
+    return { kind: 'ended', ok: true, outcome: succeeded(output) };
   } catch (error) {
     if (ApprovalPendingError.isInstance(error)) return parked(runId, store, error.deadlineAt);
     if (isOutsideTheRun(error)) throw error;
-    return { kind: 'ended', outcome: failed(error) };
+    return { kind: 'ended', ok: false, outcome: failed(error) };
   }
 }
 

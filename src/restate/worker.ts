@@ -1,10 +1,12 @@
 import http2 from 'node:http2';
 import * as restate from '@restatedev/restate-sdk';
 import type { JournalStore } from '../durable/stores/journal-store.js';
+import { checkSecret, credentialOf } from './credential.js';
 import { RestateHttp } from './ingress.js';
 import { journalObject } from './journal-object.js';
-import { checkAddress, checkMs, checkPort, optionProblems } from './option-checks.js';
+import { checkAddress, checkHeaders, checkMs, checkPort, optionProblems } from './option-checks.js';
 import { restateStore } from './restate-store.js';
+import { listingService } from './run-listing.js';
 import type { Agents } from './run-segment.js';
 import { runWorkflow } from './run-workflow.js';
 
@@ -13,6 +15,22 @@ export interface WorkerOptions {
   readonly agents: Agents;
   /** Restate's ingress, where the runs' journals are kept (restateStore), e.g. http://127.0.0.1:8080. */
   readonly url: string;
+  /**
+   * The deployment's shared secret (at least 32 characters): the handlers then serve only
+   * requests signed with it, and what Restate keeps of a run is sealed with it. Clients
+   * (restateStore, restateRuns) are given the same one. Required unless `url` is on this
+   * machine: without it, anyone who reaches the ingress can read, decide, submit and delete
+   * runs. While it is replaced, a list: the first
+   * signs and seals, each one is accepted and opens.
+   */
+  readonly secret?: string | readonly string[];
+  /**
+   * Restate's admin API as the workers reach it, e.g. http://127.0.0.1:9070: clients' `list()`
+   * asks the workers, which read every run's listing there. Without it, `list()` is refused.
+   */
+  readonly adminUrl?: string;
+  /** Sent with every request the worker makes to Restate (e.g. `authorization` for Restate Cloud). */
+  readonly headers?: Readonly<Record<string, string>>;
   /** The port the worker serves Restate on (all processes of a cluster share it). Default 9080. */
   readonly port?: number;
   /** The interface to listen on. Default 127.0.0.1; a server on another machine needs more. */
@@ -26,7 +44,17 @@ export interface WorkerOptions {
   readonly identityKeys?: readonly string[];
 }
 
-export const WORKER_OPTIONS = ['agents', 'url', 'port', 'host', 'store', 'identityKeys'];
+export const WORKER_OPTIONS = [
+  'agents',
+  'url',
+  'secret',
+  'adminUrl',
+  'headers',
+  'port',
+  'host',
+  'store',
+  'identityKeys',
+];
 
 /** A worker serving Restate in this process. */
 export interface Worker {
@@ -35,21 +63,56 @@ export interface Worker {
   close(): Promise<void>;
 }
 
-/** The Restate services a worker serves: the run workflow and the journal object. */
+/**
+ * The Restate services a worker serves: the run workflow, the journal object and the run
+ * listing, checking requests against `secret` (see WorkerOptions). For serving them from an
+ * endpoint of your own (`restate.createEndpointHandler`, a Lambda); `serveWorker` uses it.
+ */
 export function statecraftServices(options: {
   readonly agents: Agents;
   readonly store: JournalStore;
+  readonly secret?: string | readonly string[];
+  readonly adminUrl?: string;
+  readonly headers?: Readonly<Record<string, string>>;
 }) {
-  return [journalObject, runWorkflow(options)];
+  const { problems } = optionProblems('statecraftServices', options, [
+    'agents',
+    'store',
+    'secret',
+    'adminUrl',
+    'headers',
+  ]);
+  checkSecret(problems, options.secret);
+  checkAddress(problems, 'adminUrl', options.adminUrl, 'http://127.0.0.1:9070', true);
+  checkHeaders(problems, 'headers', options.headers);
+  problems.throwIfAny();
+  const credential = credentialOf(options.secret);
+  return [
+    journalObject(credential),
+    runWorkflow({ agents: options.agents, store: options.store, credential }),
+    listingService({ credential, adminUrl: options.adminUrl, http: { headers: options.headers } }),
+  ];
 }
 
 /** Serves the statecraft services for Restate from this process (HTTP/2, as Restate calls it). */
 export async function serveWorker(options: WorkerOptions): Promise<Worker> {
   checkOptions('serveWorker', options, WORKER_OPTIONS);
-  const { agents, url, port = 9080, host = '127.0.0.1' } = options;
-  const store = options.store ?? restateStore({ url });
+  const { agents, url, secret, adminUrl, headers, port = 9080, host = '127.0.0.1' } = options;
+  const store =
+    options.store ??
+    restateStore({
+      url,
+      ...(secret !== undefined && { secret }),
+      ...(headers !== undefined && { headers }),
+    });
   const handler = restate.createEndpointHandler({
-    services: statecraftServices({ agents, store }),
+    services: statecraftServices({
+      agents,
+      store,
+      ...(secret !== undefined && { secret }),
+      ...(adminUrl !== undefined && { adminUrl }),
+      ...(headers !== undefined && { headers }),
+    }),
     ...(options.identityKeys && { identityKeys: [...options.identityKeys] }),
   });
   const server = http2.createServer(handler);
@@ -89,21 +152,27 @@ export async function registerDeployment(options: {
   readonly workerUrl: string;
   readonly force?: boolean;
   readonly timeoutMs?: number;
+  /** Sent with the request, e.g. `{ authorization: 'Bearer …' }` for Restate Cloud's admin API. */
+  readonly headers?: Readonly<Record<string, string>>;
 }): Promise<void> {
   const { problems } = optionProblems('registerDeployment', options, [
     'adminUrl',
     'workerUrl',
     'force',
     'timeoutMs',
+    'headers',
   ]);
   checkAddress(problems, 'adminUrl', options.adminUrl, 'http://127.0.0.1:9070');
   checkAddress(problems, 'workerUrl', options.workerUrl, 'http://127.0.0.1:9080');
   checkMs(problems, 'timeoutMs', options.timeoutMs);
+  checkHeaders(problems, 'headers', options.headers);
   if (options.force !== undefined && typeof options.force !== 'boolean') {
     problems.add('force', 'must be true or false');
   }
   problems.throwIfAny();
-  const admin = new RestateHttp(options.adminUrl, options.timeoutMs ?? 30_000);
+  const admin = new RestateHttp(options.adminUrl, options.timeoutMs ?? 30_000, {
+    headers: options.headers,
+  });
   await admin.post('/deployments', { uri: options.workerUrl, force: options.force ?? false });
 }
 
@@ -120,6 +189,28 @@ export function checkOptions(where: string, options: object, known: readonly str
     }
   }
   checkAddress(problems, 'url', given.url, 'http://127.0.0.1:8080');
+  checkSecret(problems, given.secret);
+  if (given.secret === undefined && isElsewhere(given.url)) {
+    problems.add(
+      'secret',
+      `is required when Restate is on another machine (${given.url}): without it, anyone who reaches its ingress reads, decides, submits and deletes runs. Give the workers and every client (restateStore / restateRuns) the same secret, e.g. \`openssl rand -base64 32\``,
+    );
+  }
+  checkAddress(problems, 'adminUrl', given.adminUrl, 'http://127.0.0.1:9070', true);
+  checkHeaders(problems, 'headers', given.headers);
   checkPort(problems, 'port', given.port);
   problems.throwIfAny();
+}
+
+/** Whether `url` is an address of another machine (a deployment that never leaves this one may go without a secret). */
+function isElsewhere(url: unknown): boolean {
+  let address: URL;
+  try {
+    address = new URL(String(url));
+  } catch {
+    return false; // not an address: checkAddress says so
+  }
+  const host = address.hostname;
+  if (address.protocol !== 'http:' && address.protocol !== 'https:') return false;
+  return host !== 'localhost' && host !== '[::1]' && !/^127(?:\.\d{1,3}){3}$/.test(host);
 }

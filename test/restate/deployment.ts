@@ -1,14 +1,23 @@
 // A Restate server and a worker deployment, started for real on 127.0.0.1 for the Restate
 // tests and `npm run bench:restate`: the server from the @restatedev/restate-server package,
-// the workers as a child process running `serveCluster` over test/restate/worker-main.ts.
+// the workers as a child process running `serveCluster` over test/restate/worker-main.ts,
+// holding a secret of their own that every client must be given (see `runs()`).
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type LocalRestate, registerDeployment, startLocalRestate } from 'statecraft/restate';
+import {
+  type LocalRestate,
+  type RestateRuns,
+  type RestateStoreOptions,
+  registerDeployment,
+  restateRuns,
+  startLocalRestate,
+} from 'statecraft/restate';
 import { freePort } from '../../src/restate/local-server.js';
-import { EFFECT_LOG_ENV, EFFECT_MS_ENV, type EffectLine } from './workload.js';
+import { EFFECT_LOG_ENV, EFFECT_MS_ENV, type EffectLine, SECRET_ENV } from './workload.js';
 
 const WORKER_MAIN = fileURLToPath(new URL('./worker-main.ts', import.meta.url));
 const START_TIMEOUT_MS = 60_000;
@@ -33,12 +42,18 @@ export interface Workers {
 
 export interface Deployment {
   readonly server: LocalRestate;
+  /** The workers' secret (a list while it is replaced): a client without it is refused. */
+  readonly secret: string | readonly string[];
+  /** A client of this deployment with its secret (and `options`, e.g. adminUrl). */
+  runs(options?: Partial<RestateStoreOptions>): RestateRuns;
   workers: Workers;
   readonly port: number;
   /** The effect log every worker appends to. */
   readonly effectLog: string;
   effects(): EffectLine[];
   startWorkers(): Promise<Workers>;
+  /** Stops the workers and starts them again holding `secret` (a rotation). */
+  restartWorkers(secret: string | readonly string[]): Promise<Workers>;
   /** Everything this deployment started is gone (server and workers). */
   stop(): Promise<void>;
   /** Every pid this deployment ever started. */
@@ -59,6 +74,7 @@ export async function startDeployment(
   const serverPid = server.pid();
   if (serverPid !== undefined) pids.add(serverPid);
   const port = await freePort();
+  let secret: string | readonly string[] = randomBytes(32).toString('base64url');
   const env = {
     ...process.env,
     RESTATE_LOGGING: 'ERROR',
@@ -77,14 +93,22 @@ export async function startDeployment(
         server.url,
         String(port),
         String(options.processes ?? 2),
+        server.adminUrl,
       ],
-      { stdio: ['ignore', 'pipe', 'pipe'], env },
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...env, [SECRET_ENV]: typeof secret === 'string' ? secret : secret.join(',') },
+      },
     );
     return workersOf(child, pids);
   }
 
   const deployment: Deployment = {
     server,
+    get secret() {
+      return secret;
+    },
+    runs: (runOptions = {}) => restateRuns({ url: server.url, secret, ...runOptions }),
     workers: await startWorkers(),
     port,
     effectLog,
@@ -95,6 +119,12 @@ export async function startDeployment(
         .split('\n')
         .slice(0, -1)
         .map((line) => JSON.parse(line) as EffectLine),
+    async restartWorkers(next) {
+      await deployment.workers.stop();
+      secret = next;
+      deployment.workers = await startWorkers();
+      return deployment.workers;
+    },
     async startWorkers() {
       deployment.workers = await startWorkers();
       return deployment.workers;

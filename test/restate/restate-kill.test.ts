@@ -2,7 +2,6 @@
 // server and every worker killed while runs wait for people.
 
 import type { RunDetails } from 'statecraft';
-import { restateRuns } from 'statecraft/restate';
 import { describe, expect, it } from 'vitest';
 import { isDecisionEntry } from '../../src/durable/run-entries.js';
 import { useDeployment } from './use-deployment.js';
@@ -30,7 +29,7 @@ function startsByKey(lines: readonly EffectLine[]): Map<string, EffectLine[]> {
 
 describe('statecraft on Restate, killed', { timeout: 180_000 }, () => {
   it('finishes every run when a worker is killed with SIGKILL under load, repeating no finished call', async () => {
-    const runs = restateRuns({ url: deployed().server.url });
+    const runs = deployed().runs();
     const ids = Array.from({ length: 80 }, (_, i) => i);
     const agentOf = (i: number) => (i % 4 === 3 ? 'survey' : 'trip');
     await Promise.all(ids.map((i) => runs.submit(`kill-${i}`, agentOf(i), `${agentOf(i)} ${i}`)));
@@ -94,7 +93,7 @@ describe('statecraft on Restate, killed', { timeout: 180_000 }, () => {
   });
 
   it('keeps an approval and its deadline across a SIGKILL of the server and every worker', async () => {
-    const runs = restateRuns({ url: deployed().server.url });
+    const runs = deployed().runs();
     await runs.submit('approve-1', 'refund', 'refund 1');
     await runs.submit('deadline-1', 'refund-deadline', 'refund 2');
     await until('both runs to wait', async () => {

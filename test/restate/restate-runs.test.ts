@@ -1,8 +1,8 @@
 // SPEC X3: chains and tool loops on Restate, started for real on 127.0.0.1: a server from the
 // npm package with a temporary base directory, and one deployment of 2 worker processes.
 import { memoryStore } from 'statecraft';
-import { restateRuns } from 'statecraft/restate';
 import { describe, expect, it } from 'vitest';
+import { signedPost } from './signed-post.js';
 import { useDeployment } from './use-deployment.js';
 import { inputOf, surveyLoop, tripChain } from './workload.js';
 
@@ -23,7 +23,8 @@ function comparable(agent: 'trip' | 'survey', result: Record<string, unknown>) {
 
 describe('statecraft on Restate', { timeout: 120_000 }, () => {
   it('runs 200 chains and tool loops on 2 worker processes with the outputs of the same runs in memory', async () => {
-    const runs = restateRuns({ url: deployed().server.url, adminUrl: deployed().server.adminUrl });
+    // No adminUrl: list() asks the workers, which hold it.
+    const runs = deployed().runs();
     const work = Array.from({ length: 200 }, (_, i) => {
       const agent = i % 2 === 0 ? ('trip' as const) : ('survey' as const);
       return { agent, runId: `load-${i}`, input: inputOf(agent, i) };
@@ -77,7 +78,7 @@ describe('statecraft on Restate', { timeout: 120_000 }, () => {
   });
 
   it('attaches a second submission of a run id to the one run, and refuses it other input', async () => {
-    const runs = restateRuns({ url: deployed().server.url });
+    const runs = deployed().runs();
     const first = await runs.submit('twice-1', 'trip', 'trip 7001');
     const second = await runs.submit('twice-1', 'trip', 'trip 7001');
     expect(first.attached).toBe(false);
@@ -95,7 +96,7 @@ describe('statecraft on Restate', { timeout: 120_000 }, () => {
   });
 
   it('wakes a parked run when its maxExecutionTime ends (a durable timer), which fails it', async () => {
-    const runs = restateRuns({ url: deployed().server.url });
+    const runs = deployed().runs();
     await runs.submit('limited-1', 'refund-limited', 'refund 9');
     const error = await runs.result('limited-1', { timeoutMs: 30_000 }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'TIMEOUT' });
@@ -107,7 +108,7 @@ describe('statecraft on Restate', { timeout: 120_000 }, () => {
   });
 
   it('fails a run of an agent no worker serves, saying which agents there are, with status failed', async () => {
-    const runs = restateRuns({ url: deployed().server.url });
+    const runs = deployed().runs();
     await runs.submit('nobody-1', 'nobody', 'hello');
     await expect(runs.result('nobody-1')).rejects.toThrow(/No agent 'nobody'.*trip/);
     expect(await runs.status('nobody-1')).toMatchObject({ state: 'failed', agent: 'nobody' });
@@ -118,13 +119,10 @@ describe('statecraft on Restate', { timeout: 120_000 }, () => {
   });
 
   it('ends a raw submission it cannot run failed, never retrying it: unreadable input, an inherited name', async () => {
-    const runs = restateRuns({ url: deployed().server.url });
+    const runs = deployed().runs();
     const send = async (runId: string, body: unknown) => {
-      const response = await fetch(`${deployed().server.url}/statecraftRun/${runId}/run/send`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
+      const target = { service: 'statecraftRun', key: runId, handler: 'run' };
+      const response = await signedPost(deployed(), target, body, { send: true });
       expect(response.status).toBe(202);
     };
     await send('raw-1', { agent: 'trip', input: { $sc: 'no-such-tag' } });
@@ -137,7 +135,7 @@ describe('statecraft on Restate', { timeout: 120_000 }, () => {
   });
 
   it('asks again about a call id the model reuses in a later step, on its own durable promise', async () => {
-    const runs = restateRuns({ url: deployed().server.url });
+    const runs = deployed().runs();
     await runs.submit('twice-ids', 'refund-twice', 'twice 40');
     const waitingOn = async (promise: string) => {
       for (const deadline = Date.now() + 30_000; Date.now() < deadline; ) {

@@ -1,10 +1,13 @@
 // restateStore: the JournalStore contract every store keeps, against a real Restate server
 // with the journal object served from this process, and what only this store does (fencing,
 // batching, its options).
+import http from 'node:http';
 import { ConfigError, type JournalStore } from 'statecraft';
 import {
   type LocalRestate,
+  RestateCredentialError,
   registerDeployment,
+  restateRuns,
   restateStore,
   serveWorker,
   startLocalRestate,
@@ -120,9 +123,52 @@ describe('restateStore', { timeout: 30_000 }, () => {
     expect(options).toEqual(['retries', 'timeoutMs', 'url']);
   });
 
-  it('says list() needs the admin API when it has no adminUrl', async () => {
+  it('says list() needs the admin API when neither it nor the workers have its address', async () => {
     const store = restateStore({ url: server.url });
-    await expect(store.list()).rejects.toThrow(/adminUrl/);
+    const error = await store.list().catch((e: unknown) => e);
+    expect(ConfigError.isInstance(error)).toBe(true);
+    expect((error as ConfigError).option).toBe('adminUrl');
+    expect(String(error)).toMatch(/give it to serveWorker \/ serveCluster/);
+  });
+
+  it('is refused by workers without a secret when it has one, rather than use an open deployment', async () => {
+    const secret = 'a-secret-these-workers-were-never-given';
+    const error = await restateStore({ url: server.url, secret })
+      .read('any')
+      .catch((e: unknown) => e);
+    expect(RestateCredentialError.isInstance(error)).toBe(true);
+    expect((error as RestateCredentialError).reason).toBe('unexpected');
+    expect(String(error)).toMatch(/give serveWorker \/ serveCluster the same `secret`/);
+    // Nor does restateRuns submit a run there.
+    const runs = restateRuns({ url: server.url, secret });
+    await expect(runs.submit('never-1', 'trip', 'trip 1')).rejects.toMatchObject({
+      code: 'RESTATE_CREDENTIAL',
+      reason: 'unexpected',
+    });
+    expect(await restateRuns({ url: server.url }).status('never-1')).toBeUndefined();
+  });
+
+  it('sends its headers with every request, and says to when a proxy refuses it', async () => {
+    // A stand-in for a proxy in front of the ingress that wants its own bearer token.
+    const proxy = http.createServer((request, response) => {
+      const allowed = request.headers.authorization === 'Bearer proxy-key';
+      response.writeHead(allowed ? 200 : 401, { 'content-type': 'application/json' });
+      response.end(JSON.stringify(allowed ? { ok: true, value: null } : { message: 'no key' }));
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const { port } = proxy.address() as { port: number };
+    try {
+      const url = `http://127.0.0.1:${port}`;
+      const headers = { authorization: 'Bearer proxy-key' };
+      expect(await restateStore({ url, headers }).read('behind-proxy')).toBeUndefined();
+      const error = await restateStore({ url })
+        .read('behind-proxy')
+        .catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'RESTATE_REQUEST_ERROR', status: 401 });
+      expect(String(error)).toMatch(/no key.*pass it with the `headers` option/);
+    } finally {
+      await new Promise((resolve) => proxy.close(resolve));
+    }
   });
 
   it('fails a request to a server that is not there with RestateRequestError, within its timeout', async () => {

@@ -11,6 +11,8 @@ import { z } from 'zod';
 export const EFFECT_LOG_ENV = 'STATECRAFT_EFFECT_LOG';
 /** Milliseconds each model call and tool takes: long enough for a kill to land mid-call. */
 export const EFFECT_MS_ENV = 'STATECRAFT_EFFECT_MS';
+/** The test deployment's secret, as its workers get it. */
+export const SECRET_ENV = 'STATECRAFT_TEST_SECRET';
 
 export interface EffectLine {
   readonly pid: number;
@@ -180,6 +182,30 @@ export function refundTwiceChain() {
   return createChain({ name: 'refund-twice', model, tools: [loggedTool('refund', true)] });
 }
 
+/** What the `card` tool returns: data no one without the deployment's secret may read. */
+export const CARD_NUMBER = '4111 1111 1111 1111';
+
+/**
+ * Looks up a card (its number comes back from a tool), then charges it after a person's
+ * approval, and answers with the number. Input: `card <n>`.
+ */
+export function cardChain() {
+  const model = loggedModel((request) => {
+    const n = numberIn(request);
+    const step = request.messages.toArray().filter((m) => m.role === 'assistant').length;
+    if (step === 0) return { toolCalls: [{ id: `k${n}`, name: 'card', arguments: { n } }] };
+    if (step === 1) return { toolCalls: [{ id: `p${n}`, name: 'charge', arguments: { n } }] };
+    return { text: `card ${n}: ${toolOutputs(request)}` };
+  });
+  const card = defineTool({
+    name: 'card',
+    description: 'Looks up the card on file.',
+    input: z.object({ n: z.number() }),
+    execute: () => CARD_NUMBER,
+  });
+  return createChain({ name: 'card', model, tools: [card, loggedTool('charge', true)] });
+}
+
 /** Every agent a test worker serves, by name. */
 export function workloadAgents() {
   return {
@@ -189,6 +215,7 @@ export function workloadAgents() {
     'refund-deadline': refundChain({ approvalTimeoutMs: 3_000 }),
     'refund-limited': refundChain({ maxExecutionTime: 2_000 }),
     'refund-twice': refundTwiceChain(),
+    card: cardChain(),
   };
 }
 
