@@ -1,6 +1,6 @@
 import { journaledWaits } from '../durable/approvals.js';
 import { decode } from '../durable/codec.js';
-import { JournalError } from '../durable/journal-error.js';
+import { JournalError, type JournalErrorReason } from '../durable/journal-error.js';
 import { isApprovalEntry } from '../durable/run-entries.js';
 import type { JournalStore } from '../durable/stores/journal-store.js';
 import { ApprovalPendingError } from '../tools/approval.js';
@@ -69,13 +69,23 @@ export async function runSegment(
   }
 }
 
-/** The journal could not be reached, or another attempt took the run over: retry, not fail. */
+/**
+ * The journal could not be reached or written (the run host reports a store's fault as a
+ * JournalError), or another attempt took the run over: retry, not fail. An entry too large
+ * for the store, a corrupt journal or a mismatch would fail again: the run ends failed.
+ */
 function isOutsideTheRun(error: unknown): boolean {
-  return (
-    RestateRequestError.isInstance(error) ||
-    (JournalError.isInstance(error) && error.reason === 'run-busy')
-  );
+  if (RestateRequestError.isInstance(error)) return true;
+  return JournalError.isInstance(error) && STORE_FAULTS.has(error.reason);
 }
+
+const STORE_FAULTS: ReadonlySet<JournalErrorReason> = new Set([
+  'run-busy',
+  'timed-out',
+  'store-failed',
+  'no-space',
+  'no-permission',
+]);
 
 async function parked(
   runId: string,
