@@ -7,6 +7,10 @@ export default defineConfig({
   ssr: { resolve: { conditions: ['statecraft-source'] } },
   test: {
     include: ['test/**/*.test.ts'],
+    // Sized for a busy 2-core machine: the generated path suites take 3–5 s a test alone, and
+    // twice that beside other suites. Tests that start processes or servers set their own.
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
     // The JSON report is what .ci/run counts passed and failed tests from.
     reporters: ['default', 'json'],
     outputFile: { json: '.vitest-report.json' },
