@@ -45,6 +45,8 @@ export interface JournaledCall {
   readonly finished: boolean;
   readonly executor?: string;
   readonly ms?: number;
+  /** Its afterToolCall threw, with these words (see ResultEntry). */
+  readonly hookFailed?: string;
 }
 
 /** What a tool step journaled about approvals (SPEC H2), in the order the machine got it. */
@@ -382,6 +384,7 @@ export class RunJournal {
           finished: true,
           ...(next.executor !== undefined && { executor: next.executor }),
           ...(next.ms !== undefined && { ms: next.ms }),
+          ...(typeof next.hookFailed === 'string' && { hookFailed: next.hookFailed }),
         });
       } else break;
     }
@@ -434,7 +437,7 @@ export class RunJournal {
     seq: number,
     callId: string,
     result: unknown,
-    timing: { readonly executor?: string; readonly ms?: number } = {},
+    timing: { readonly executor?: string; readonly ms?: number; readonly hookFailed?: string } = {},
   ): void {
     const encoded = this.#encoded(result);
     if (encoded === undefined) return;

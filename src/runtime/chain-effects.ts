@@ -90,8 +90,9 @@ export function chainEffects(
                 live && journal && toolCallJournal(journal, live.seq, live.calls, live.approvals);
               // A step in flight at the crash: the machine learns at once what of it finished
               // (before a deadline that passed meanwhile can fire); RunTools records it.
-              if (live)
+              if (live) {
                 replayedResults(request.input.calls, [...live.calls.values()], undefined, send);
+              }
               return answer(
                 'executeTools',
                 (signal) =>

@@ -9,6 +9,8 @@ import { closeIterator, readNext, streamErrorText } from '../tools/stream-steps.
 import {
   allCallsSettled,
   type HookedCall,
+  hookFailureText,
+  journaledHookFailure,
   ToolHookError,
   type ToolHooks,
 } from '../tools/tool-hooks.js';
@@ -69,11 +71,23 @@ export async function executeCommands(
   };
   // A command's record is journaled, and reaches the machine, only while its round is still
   // wanted (see RunTools.execute): details() records it either way, marked discarded then.
-  const finished = (index: number, record: ToolExecutionRecord, done: ToolCallDone) => {
+  const finished = (
+    index: number,
+    record: ToolExecutionRecord,
+    done: ToolCallDone,
+    hookFailed?: ToolHookError,
+  ) => {
     const discarded = signal.aborted;
     options.onCallDone?.(discarded ? { ...done, discarded } : done);
     if (discarded) return;
-    journal?.finished(done.call, done.result, 'local', done.endedAt - done.startedAt);
+    const ms = done.endedAt - done.startedAt;
+    journal?.finished(
+      done.call,
+      done.result,
+      'local',
+      ms,
+      hookFailed && hookFailureText(hookFailed),
+    );
     onRecord?.(index, record);
   };
   // Waits for a decision when the command needs one, outside the p-limit: a waiting command
@@ -143,7 +157,7 @@ export async function executeCommands(
     }
     const { result, hooked } = ran;
     const record = recordOf(command, result);
-    finished(index, record, {
+    const done = {
       call,
       result,
       executor: 'local',
@@ -152,7 +166,8 @@ export async function executeCommands(
       ...(known && { resumed: { possiblyRepeated: true as const } }),
       ...(hooked && { hooked }),
       ...(approval && { approval }),
-    });
+    };
+    finished(index, record, done, hookFailed);
     if (hookFailed) throw hookFailed;
     return record;
   };
@@ -167,7 +182,13 @@ export async function executeCommands(
       const known = journal?.known(call.id);
       // Finished before the crash: its record again, from the journal; the tool does not run.
       if (known?.finished) {
-        return Promise.resolve(replayed(command, call, known.result as ToolResult));
+        const result = known.result as ToolResult;
+        const record = replayed(command, call, result);
+        // Its afterToolCall threw before the crash: the round fails as it did.
+        if (known.hookFailed !== undefined) {
+          return Promise.reject(journaledHookFailure(call, known.hookFailed, result));
+        }
+        return Promise.resolve(record);
       }
       return gated(command, index, call);
     }),

@@ -19,6 +19,8 @@ import { refuseCollisions } from '../tools/tool-collision.js';
 import {
   allCallsSettled,
   type HookedCall,
+  hookFailureText,
+  journaledHookFailure,
   ToolHookError,
   type ToolHooks,
 } from '../tools/tool-hooks.js';
@@ -140,11 +142,13 @@ export class RunTools {
       result: ToolResult,
       done: ToolCallDone | undefined,
       ms: number,
+      hookFailed?: ToolHookError,
     ) => {
       const discarded = signal.aborted;
       if (done) this.#options.onCallDone?.(discarded ? { ...done, discarded } : done);
       if (discarded) return;
-      journal?.finished(call, result, done?.executor ?? 'local', ms);
+      const failure = hookFailed && hookFailureText(hookFailed);
+      journal?.finished(call, result, done?.executor ?? 'local', ms, failure);
       onResult?.(result);
     };
     const timed = async (call: ToolCall) =>
@@ -190,7 +194,7 @@ export class RunTools {
             : await this.#streams.open(result, step, link);
         if (result.toolCallId !== directCallId) openedStream ||= settled.success;
       }
-      finished(call, settled, ran.done, performance.now() - started);
+      finished(call, settled, ran.done, performance.now() - started, ran.hookFailed);
       // afterToolCall threw: the call ran, and is recorded, before the run fails.
       if (ran.hookFailed) throw ran.hookFailed;
       return settled;
@@ -208,6 +212,10 @@ export class RunTools {
           // A stream it opened before the crash is gone with that process. The machine got
           // its result when the step was asked for again (chain-effects.ts).
           if (this.#followLost(result, step)) openedStream = true;
+          // Its afterToolCall threw before the crash: the step fails as it did.
+          if (known.hookFailed !== undefined) {
+            return Promise.reject(journaledHookFailure(call, known.hookFailed, result));
+          }
           return result;
         }
         return gated(call);

@@ -188,6 +188,20 @@ describe('a durable chain: a step cut short keeps what finished, on resume too',
     expect(ChainError.isInstance(resumed)).toBe(true);
     expectChainTruth(partialOf(live), partialOf(resumed), { success: true, output: 'notified' });
     expect(again.done).toEqual([]);
+
+    // Crashed right after c1's result: c1 is not run again, and its hook's failure, journaled
+    // with it, fails the step again, as in the run that did not crash.
+    const cut = entries.findIndex((e) => isResultOf(e, 'c1')) + 1;
+    const third = make();
+    const crashed = await third.chain
+      .resume('h', { store: await storeWithPrefix('h', entries, cut) })
+      .catch((e) => e);
+    expect(ChainError.isInstance(crashed)).toBe(true);
+    expect(crashed.cause).toMatchObject({ hook: 'afterToolCall', callId: 'c1' });
+    expect((crashed as Error).message).toBe((live as Error).message);
+    expect(third.done).not.toContain('charged 500');
+    const tools = toolMessages(partialOf<ChainPartialResult>(crashed).transcript);
+    expect(tools.find((m) => m.toolCallId === 'c1')).toMatchObject(chargedAnswer);
   });
 
   it("a decision's deadline under onApprovalTimeout 'fail': the same partial run on resume", async () => {
@@ -350,6 +364,21 @@ describe('a durable tool loop: a round cut short keeps its finished records, on 
     expect(ChainError.isInstance(resumed)).toBe(true);
     expectLoopTruth(live, resumed, [charged, { toolName: 'notify', success: true }]);
     expect(again.done).toEqual([]);
+
+    // Crashed right after the record: not run again, and the round fails as it did.
+    const { entries } = await journal(store, 'h');
+    const cut = entries.findIndex((e) => isResultOf(e, 'round1_0')) + 1;
+    const third = loopOf('notify', { afterToolCall });
+    const crashed = await third.loop
+      .resume('h', { store: await storeWithPrefix('h', entries, cut) })
+      .catch((e) => e);
+    expect(ChainError.isInstance(crashed)).toBe(true);
+    expect((crashed as Error).message).toBe((live as Error).message);
+    expect(third.done).not.toContain('charged 500');
+    expect(partialOf<ToolLoopPartialResult>(crashed).toolLogs).toMatchObject([
+      charged,
+      { toolName: 'notify', success: true },
+    ]);
   });
 
   it("a decision's deadline under onApprovalTimeout 'fail': a resume keeps the record", async () => {
