@@ -3,6 +3,7 @@ import { pendingToolCalls } from '../src/compile/tool-linkage.js';
 import { costOf } from '../src/cost.js';
 import type { Transcript } from '../src/transcript.js';
 import type { ChainContext, ChainFailure, ChainOutput, ChainRunData } from './chain.js';
+import { cutShortStep, isInToolStep } from './chain-steps.js';
 import { callsLeftByFailure, intermediateSteps } from './early-stopping.js';
 
 // What a finished chain run reports, from its context: the machine's output, and the output
@@ -33,18 +34,22 @@ export function runDataOf(context: ChainContext): ChainRunData {
 
 /**
  * The output of a run whose machine broke (an action threw: a bug, or one a user provided),
- * from the context it had: a failed run like any other, with CHAIN_ERROR, that keeps its last
- * answer (the pending mutations applied) and answers its open calls. Never throws: when what
- * is pending cannot be applied, the transcript as of the last compiled turn is reported.
+ * or that an app's machine stopped, from the context it had: a failed run like any other,
+ * with CHAIN_ERROR, that keeps its last answer (the pending mutations applied), the calls of
+ * a tool step in progress that finished, and answers its other open calls. Never throws: when
+ * what is pending cannot be applied, the transcript as of the last compiled turn is reported.
  */
 export function brokenRunOutput(
   context: ChainContext,
   message: string,
   cause: unknown,
 ): Extract<ChainOutput, { readonly status: 'failed' }> {
-  const failed: ChainContext = { ...context, failure: { code: 'CHAIN_ERROR', message, cause } };
+  let failed: ChainContext = { ...context, failure: { code: 'CHAIN_ERROR', message, cause } };
   let data: ChainRunData;
   try {
+    if (isInToolStep(failed, settledTranscript(failed))) {
+      failed = { ...failed, ...cutShortStep(failed) };
+    }
     const { calls } = pendingToolCalls(settledTranscript(failed));
     const closing = callsLeftByFailure(calls, message);
     data = runDataOf(

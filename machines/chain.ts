@@ -54,6 +54,7 @@ import {
   warningPoint,
   withUniqueIds,
 } from './chain-policy.js';
+import { answersOpenCall, cutShortStep, stepOf } from './chain-steps.js';
 import {
   answerText,
   callsLeftByFailure,
@@ -73,8 +74,10 @@ import {
 // `callModel`, `executeTools`, `validateResult` — are requests it sends to one long-lived
 // actor, `effects`, invoked for the whole run and supplied by the runtime
 // (src/runtime/create-chain.ts) with `machine.provide()`, or by tests. The effect answers
-// with `<effect>.done` / `<effect>.error` events; a `cancel` request (the time limit) makes
-// the host abort what is in flight and drop its answers. Why one host instead of an invoke per
+// with `<effect>.done` / `<effect>.error` events (and `executeTools.result` for each call of a
+// tool step as it finishes, so that a step cut short keeps what ran: chain-steps.ts); a
+// `cancel` request (the time limit) makes the host abort what is in flight and drop its
+// answers. Why one host instead of an invoke per
 // state: spawning a child actor per step costs XState ~75 µs, most of a step's budget
 // (DESIGN.md, `npm run bench`); events keep every effect visible in the inspector, make
 // the event log the run's journal, and let traversal drive the machine with plain events.
@@ -268,8 +271,11 @@ export interface ChainContext {
   readonly warned: { readonly iterations: boolean; readonly tokens: boolean };
   readonly response: ModelResponse | undefined;
   readonly toolCalls: readonly ToolCall[];
-  /** Calls answered without running (duplicates); merged with the executed results. */
-  readonly blockedResults: readonly ToolResult[];
+  /**
+   * The results the tool step in progress has so far, in the order they came (chain-steps.ts):
+   * the blocked duplicates, answered before anything ran, and each call's as it finished.
+   */
+  readonly stepResults: readonly ToolResult[];
   /** Keys of the calls run so far, and of those warned about in the last step (SPEC C8). */
   readonly duplicates: { readonly history: readonly string[]; readonly warned: readonly string[] };
   /** SPEC H2: the calls of this step waiting for a decision, and every decision of the run. */
@@ -323,6 +329,8 @@ export type ChainEvent =
   | ApprovalEvent
   | { readonly type: 'callModel.done'; readonly output: ModelResponse }
   | { readonly type: 'callModel.error'; readonly error: unknown }
+  /** One call of the tool step finished: its result, before the step's end (SPEC Q8). */
+  | { readonly type: 'executeTools.result'; readonly result: ToolResult }
   | { readonly type: 'executeTools.done'; readonly output: ExecuteToolsOutput }
   | { readonly type: 'executeTools.error'; readonly error: unknown }
   | { readonly type: 'validateResult.done'; readonly output: ValidationOutcome }
@@ -479,6 +487,9 @@ export const chainMachine = setup({
     isAwaitingDecision: ({ context, event }) =>
       'callId' in event && isAwaiting(context.approvals, event.callId),
     hasNoPendingApprovals: ({ context }) => context.approvals.awaiting.length === 0,
+    // A result counts once, for a call of the step in progress.
+    isOpenCallResult: ({ context }, params: { result: ToolResult }) =>
+      answersOpenCall(context, params.result),
     shouldFailOnApprovalTimeout: and([
       'isAwaitingDecision',
       ({ context }) => context.config.approvalTimeout === 'fail',
@@ -551,7 +562,7 @@ export const chainMachine = setup({
     // naming the one whose output would be the answer.
     onEnterDoing: sendTo('effects', ({ context }) => {
       const calls = context.toolCalls.filter(
-        (call) => !context.blockedResults.some((r) => r.toolCallId === call.id),
+        (call) => !context.stepResults.some((r) => r.toolCallId === call.id),
       );
       const direct = directReturnCall(context.toolCalls, context.config.returnDirectTools);
       return {
@@ -611,14 +622,19 @@ export const chainMachine = setup({
         warnTools: context.config.warnRecursiveCalls ? context.config.duplicateWarnTools : [],
       });
       return {
-        blockedResults: blocked.map(duplicateCallResult),
+        stepResults: blocked.map(duplicateCallResult),
         duplicates: { history, warned: blocked.map(callKey) },
       };
     }),
+    // One call finished: kept until the step ends, so a step cut short keeps it (SPEC Q8).
+    recordCallResult: assign(({ context }, params: { result: ToolResult }) => ({
+      stepResults: [...context.stepResults, params.result],
+    })),
     recordToolResults: assign(({ context }, params: { output: ExecuteToolsOutput }) => {
       const { output } = params;
+      // The step's answer has every executed call's result; the blocked ones are the machine's.
       const byId = new Map(
-        [...output.results, ...context.blockedResults].map((r) => [r.toolCallId, r]),
+        [...context.stepResults, ...output.results].map((r) => [r.toolCallId, r]),
       );
       const results = context.toolCalls.map(
         (call) =>
@@ -646,21 +662,17 @@ export const chainMachine = setup({
       return {
         pending: [...context.pending, ...results.map(mutate.toolResult), ...notes],
         steps: [...context.steps, stepOf(context, results)],
-        blockedResults: [],
+        stepResults: [],
       };
     }),
     // A generation whose calls are not run (an answer, or a limit reached) is a step too.
     recordStep: assign({ steps: ({ context }) => [...context.steps, stepOf(context, [])] }),
-    // The time limit, an abort or a broken tool step cut a step short: what ran is dropped, but the blocked duplicates
-    // were answered before anything ran, and the model is told so like after any step (in the
-    // step, so in intermediateSteps, and in the transcript, so they are not cancelled as unrun).
-    recordCutShortStep: assign(({ context }) => ({
-      pending: [...context.pending, ...context.blockedResults.map(mutate.toolResult)],
-      steps: [...context.steps, stepOf(context, context.blockedResults)],
-      blockedResults: [],
-      // Its calls no longer wait for anyone: the step is over.
-      approvals: { ...context.approvals, awaiting: [] },
-    })),
+    // The time limit, an abort, a hook or the host failing, or a decision's deadline cut a
+    // step short (SPEC Q8): every call that finished keeps its result, in the step (so in
+    // intermediateSteps) and in the transcript, like the blocked duplicates answered before
+    // anything ran; only the calls that did not finish are left for the ending to answer as
+    // not run. Its calls no longer wait for anyone: the step is over.
+    recordCutShortStep: assign(({ context }) => cutShortStep(context)),
     reachLimit: assign((_, params: { limit: StopLimit }) => ({ limitReached: params.limit })),
     recordApprovalRequest: assign(({ context, event }) => {
       const { request } = event as Extract<ChainEvent, { type: 'approval.requested' }>;
@@ -785,7 +797,7 @@ export const chainMachine = setup({
       warned: { iterations: false, tokens: false },
       response: undefined,
       toolCalls: [],
-      blockedResults: [],
+      stepResults: [],
       duplicates: NO_DUPLICATES,
       approvals: NO_APPROVALS,
       steps: [],
@@ -921,6 +933,10 @@ export const chainMachine = setup({
     doing: {
       on: {
         'approval.requested': { target: 'awaitingApproval', actions: 'recordApprovalRequest' },
+        'executeTools.result': {
+          guard: { type: 'isOpenCallResult', params: ({ event }) => ({ result: event.result }) },
+          actions: { type: 'recordCallResult', params: ({ event }) => ({ result: event.result }) },
+        },
         'executeTools.done': [
           {
             guard: { type: 'isDirectReturn', params: ({ event }) => ({ output: event.output }) },
@@ -974,6 +990,11 @@ export const chainMachine = setup({
       always: { guard: 'hasNoPendingApprovals', target: 'doing' },
       on: {
         'approval.requested': { actions: 'recordApprovalRequest' },
+        // The step's other calls, and the approved ones, finish meanwhile.
+        'executeTools.result': {
+          guard: { type: 'isOpenCallResult', params: ({ event }) => ({ result: event.result }) },
+          actions: { type: 'recordCallResult', params: ({ event }) => ({ result: event.result }) },
+        },
         APPROVE: {
           guard: 'isAwaitingDecision',
           actions: [
@@ -1301,18 +1322,6 @@ function budgetFailure(
 /** US dollars for a message: four significant digits are plenty for a budget. */
 function usd(amount: number): string {
   return `$${Number(amount.toPrecision(4))}`;
-}
-
-function stepOf(context: ChainContext, toolResults: readonly ToolResult[]): ChainStep {
-  const response = context.response as ModelResponse;
-  return {
-    iteration: context.iterations,
-    text: responseText(response),
-    toolCalls: context.toolCalls,
-    toolResults,
-    usage: response.usage,
-    finishReason: response.finishReason,
-  };
 }
 
 /**

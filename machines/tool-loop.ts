@@ -656,7 +656,7 @@ export const toolLoopMachine = setup({
     const data: ToolLoopRunData = {
       rounds: context.roundIndex,
       plans: context.plans,
-      toolLogs: [...context.donePlans, ...finishedOfRound(context)],
+      toolLogs: toolLogsOf(context),
       usage: context.usage,
     };
     if (context.failure) return { ...data, status: 'failed', failure: context.failure };
@@ -670,7 +670,12 @@ export const toolLoopMachine = setup({
   },
 });
 
-/** The records of a round that did not finish, in command order. */
-function finishedOfRound(context: ToolLoopContext): ToolExecutionRecord[] {
-  return [...context.roundRecords].sort((a, b) => a.index - b.index).map((r) => r.record);
+/**
+ * Every record of the run: the executed rounds', then those of a round cut short (a timeout,
+ * an abort, a failed hook or deadline, an app's machine stopping the loop) that finished, in
+ * command order: a command that ran keeps its record (SPEC Q8).
+ */
+export function toolLogsOf(context: ToolLoopContext): ToolExecutionRecord[] {
+  const round = [...context.roundRecords].sort((a, b) => a.index - b.index);
+  return [...context.donePlans, ...round.map((r) => r.record)];
 }

@@ -110,6 +110,8 @@ describe('the chain inside an application machine (SPEC R5)', () => {
       'callModel',
       'callModel.done',
       'executeTools',
+      // Each call's result as it finishes, then the step's.
+      'executeTools.result',
       'executeTools.done',
       'callModel',
       'callModel.done',

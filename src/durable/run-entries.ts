@@ -42,6 +42,8 @@ export interface ResultEntry extends JournalEntry {
   /** Who ran it and how long it took, for details() after a resume. */
   readonly executor?: string;
   readonly ms?: number;
+  /** Its afterToolCall threw, with these words: the step fails with that on resume too. */
+  readonly hookFailed?: string;
 }
 
 export interface AnswerEntry extends JournalEntry {

@@ -51,6 +51,8 @@ export interface JournaledCall {
   readonly finished: boolean;
   readonly executor?: string;
   readonly ms?: number;
+  /** Its afterToolCall threw, with these words (see ResultEntry). */
+  readonly hookFailed?: string;
 }
 
 /** What a tool step journaled about approvals (SPEC H2), in the order the machine got it. */
@@ -68,7 +70,8 @@ export type JournaledApproval =
  * What to do with an effect the machine asked for, decided by the journal:
  * - `replayed`: it finished before; deliver its journaled answers, run nothing.
  * - `held`: it was in flight when something from outside (ABORT, a deadline) stopped it;
- *   deliver that instead, run nothing.
+ *   deliver what of it the machine had got by then (its calls that finished, its approvals),
+ *   then that, and run nothing.
  * - `live`: run it. `calls` are its tool calls the journal already knows of (a crash in the
  *   middle of a step): a finished one is answered from the journal, a started one is issued
  *   again (once, with its idempotency key), the others run as new.
@@ -82,7 +85,14 @@ export type EffectOutcome =
       readonly answers: readonly unknown[];
       readonly ms: number | undefined;
     }
-  | { readonly kind: 'held'; readonly seq: number; readonly external: ExternalEntry }
+  | {
+      readonly kind: 'held';
+      readonly seq: number;
+      readonly external: ExternalEntry;
+      /** Its tool calls journaled before the stop: a finished one's result counts (SPEC Q8). */
+      readonly calls: readonly JournaledCall[];
+      readonly approvals: readonly JournaledApproval[];
+    }
   | {
       readonly kind: 'live';
       readonly seq: number;
@@ -462,6 +472,7 @@ export class RunJournal {
           finished: true,
           ...(next.executor !== undefined && { executor: next.executor }),
           ...(next.ms !== undefined && { ms: next.ms }),
+          ...(typeof next.hookFailed === 'string' && { hookFailed: next.hookFailed }),
         });
       } else break;
     }
@@ -485,7 +496,11 @@ export class RunJournal {
         this.#replayedTimers++;
         this.#deadlineDelivered = true;
       }
-      return { kind: 'held', seq, external: next };
+      // A call that answered after the stop came too late for the machine: it does not count.
+      for (let late = this.#prior[this.#pos]; late; late = this.#prior[++this.#pos]) {
+        if (!((isCallEntry(late) || isResultEntry(late)) && late.seq === seq)) break;
+      }
+      return { kind: 'held', seq, external: next, calls: [...calls.values()], approvals };
     }
     return this.#mismatched(
       new JournalMismatchError({
@@ -513,7 +528,7 @@ export class RunJournal {
     seq: number,
     callId: string,
     result: unknown,
-    timing: { readonly executor?: string; readonly ms?: number } = {},
+    timing: { readonly executor?: string; readonly ms?: number; readonly hookFailed?: string } = {},
   ): void {
     const encoded = this.#encoded(result);
     if (encoded === undefined) return;

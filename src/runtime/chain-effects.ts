@@ -4,9 +4,10 @@ import type {
   ChainEvent,
   ValidationOutcome,
 } from '../../machines/chain.js';
+import type { JournaledCall } from '../durable/run-journal.js';
 import { AbortError, TimeoutError } from '../errors.js';
 import { linkedController } from '../linked-controller.js';
-import { failedToolResult, type ToolResult } from '../messages.js';
+import { failedToolResult, type ToolCall, type ToolResult } from '../messages.js';
 import { checkModelResponse, modelSource } from '../model/check-response.js';
 import { ResponseCollector } from '../model/collect-stream.js';
 import type { LanguageModel, ModelRequest, ResponseFormat } from '../model/language-model.js';
@@ -50,7 +51,8 @@ export function chainEffects(
       const { controller, tools, journal, approvals } = run;
       approvals?.attach(sendBack);
       let current = linkedController(controller.signal).controller;
-      const answers = new EffectAnswers<ChainEvent>(journal, journaledAnswer, sendBack);
+      const send = (event: ChainEvent) => sendBack(event);
+      const answers = new EffectAnswers<ChainEvent>(journal, journaledAnswer, send);
       const answer = (
         type: ChainEffect['type'],
         work: (signal: AbortSignal) => Promise<unknown>,
@@ -81,12 +83,19 @@ export function chainEffects(
               );
             case 'executeTools': {
               if (live?.ended) {
-                // The run ended during this step, by a decision's deadline: that again, only.
+                // The run ended during this step, by a decision's deadline: the calls that
+                // finished before it, then that again, only.
+                replayedResults(request.input.calls, [...live.calls.values()], run, send);
                 approvals?.replay(live.approvals);
                 return;
               }
               const stepJournal =
                 live && journal && toolCallJournal(journal, live.seq, live.calls, live.approvals);
+              // A step in flight at the crash: the machine learns at once what of it finished
+              // (before a deadline that passed meanwhile can fire); RunTools records it.
+              if (live) {
+                replayedResults(request.input.calls, [...live.calls.values()], undefined, send);
+              }
               return answer(
                 'executeTools',
                 (signal) =>
@@ -95,6 +104,7 @@ export function chainEffects(
                     signal,
                     request.input.directCallId,
                     stepJournal,
+                    (result) => send({ type: 'executeTools.result', result }),
                   ),
                 live,
               );
@@ -103,7 +113,13 @@ export function chainEffects(
               return answer('validateResult', () => setup.validate(request.input.text), live);
           }
         },
-        replay: (request, outcome) => sendBack(replayedAnswer(setup, request, outcome, run)),
+        replay: (request, outcome) => replayAnswer(setup, request, outcome, run, send),
+        // ABORT or the deadline stopped a tool step: the calls that finished before it count.
+        held(request, outcome) {
+          if (request.type !== 'executeTools') return;
+          replayedResults(request.input.calls, outcome.calls, run, send);
+          approvals?.replay(outcome.approvals);
+        },
         stop() {
           void disposeChainRun(run);
         },
@@ -186,13 +202,17 @@ function finalCallBounded<T>(
   });
 }
 
-/** A finished effect's journaled answer, as the machine gets it; recorded for details(). */
-function replayedAnswer(
+/**
+ * A finished effect's journaled answer, delivered as the live run delivered it (a tool step's
+ * calls one by one, then the step), and recorded for details().
+ */
+function replayAnswer(
   setup: ChainEffectsSetup,
   request: ChainEffect,
   outcome: ReplayedEffect,
   run: ChainRunResources,
-): ChainEvent {
+  send: (event: ChainEvent) => void,
+): void {
   // A chain's effect answers once.
   const event = outcome.answers[0] as ChainEvent;
   if (request.type === 'callModel' && event.type === 'callModel.done') {
@@ -207,24 +227,57 @@ function replayedAnswer(
       outcome.ms,
     );
   }
-  if (request.type !== 'executeTools' || event.type !== 'executeTools.done') return event;
-  const byId = new Map(outcome.calls.map((call) => [call.callId, call]));
-  const results = request.input.calls.map((call) => {
-    const known = byId.get(call.id);
-    const result = known?.finished
-      ? (known.result as ToolResult)
-      : failedToolResult(call, `The run's journal holds no result for call ${call.id}.`);
-    const now = performance.now();
-    run.recorder.toolCall(call, result, known?.executor ?? 'local', now, now + (known?.ms ?? 0), {
-      replayed: true,
-    });
-    return result;
-  });
-  const output = { ...event.output, results };
-  run.tools.replayed(request.input.calls, output);
+  if (request.type !== 'executeTools') {
+    send(event);
+    return;
+  }
+  const finished = replayedResults(request.input.calls, outcome.calls, run, send);
   // The machine waited for these decisions before the step ended: it learns them again first.
   run.approvals?.replay(outcome.approvals);
-  return { type: event.type, output };
+  if (event.type !== 'executeTools.done') {
+    send(event);
+    return;
+  }
+  const results = request.input.calls.map(
+    (call) =>
+      finished.get(call.id) ??
+      failedToolResult(call, `The run's journal holds no result for call ${call.id}.`),
+  );
+  const output = { ...event.output, results };
+  run.tools.replayed(request.input.calls, output);
+  send({ type: event.type, output });
+}
+
+/**
+ * The calls of a tool step the journal has results for, in the order they finished: each
+ * delivered to the machine as it was live, one by one, and recorded for details() (replayed)
+ * when `run` is given.
+ */
+function replayedResults(
+  calls: readonly ToolCall[],
+  journaled: readonly JournaledCall[],
+  run: ChainRunResources | undefined,
+  send: (event: ChainEvent) => void,
+): Map<string, ToolResult> {
+  const byId = new Map(calls.map((call) => [call.id, call]));
+  const results = new Map<string, ToolResult>();
+  for (const known of journaled) {
+    const call = byId.get(known.callId);
+    if (!known.finished || !call) continue;
+    const result = known.result as ToolResult;
+    const now = performance.now();
+    run?.recorder.toolCall({
+      call,
+      result,
+      executor: known.executor ?? 'local',
+      startedAt: now,
+      endedAt: now + (known.ms ?? 0),
+      resumed: { replayed: true },
+    });
+    results.set(call.id, result);
+    send({ type: 'executeTools.result', result });
+  }
+  return results;
 }
 
 /** An answer is delivered unless its effect was cancelled (the machine no longer waits for it). */

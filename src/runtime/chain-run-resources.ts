@@ -80,17 +80,7 @@ export function chainRunResources(
     ...(hooks && { hooks }),
     ...(approvals && { approvals }),
     ...(options.invalidToolCall !== undefined && { invalidToolCall: options.invalidToolCall }),
-    onCallDone: (done) =>
-      recorder.toolCall(
-        done.call,
-        done.result,
-        done.executor,
-        done.startedAt,
-        done.endedAt,
-        done.resumed,
-        done.hooked,
-        done.approval,
-      ),
+    onCallDone: (done) => recorder.toolCall(done),
     ...(recorder.observation && {
       onCallStart: (call: ToolCall, executor: string, startedAt: number) =>
         recorder.toolCallStarted(call, executor, startedAt),

@@ -139,6 +139,8 @@ export function delayedEventType(machine: AnyStateMachine, delay: string): strin
 export type LiveEffect = Extract<EffectOutcome, { kind: 'live' }>;
 /** A request its journal answers: the effect finished before the process died. */
 export type ReplayedEffect = Extract<EffectOutcome, { kind: 'replayed' }>;
+/** A request ABORT or the deadline stopped while it was in flight. */
+export type HeldEffect = Extract<EffectOutcome, { kind: 'held' }>;
 
 /** How one run host performs and replays its effects (chain and tool loop each have one). */
 export interface JournaledEffects<
@@ -154,6 +156,8 @@ export interface JournaledEffects<
   describe(request: Request): string;
   /** Delivers a finished effect's journaled answers (and records it for details()). */
   replay(request: Request, outcome: ReplayedEffect): void;
+  /** Delivers what a held effect had told the machine before the stop (its finished calls). */
+  held?(request: Request, outcome: HeldEffect): void;
   /** Runs the effect (journaling its request first; see RunJournal.requested). */
   live(request: Request, outcome: LiveEffect): void;
 }
@@ -178,6 +182,8 @@ export function performJournaled<
       return;
     case 'held': {
       const { external } = outcome;
+      // The calls of a tool step that finished before the stop reached the machine first.
+      effects.held?.(request, outcome);
       effects.sendBack(
         external.type === 'abort'
           ? { type: 'ABORT', ...(external.reason !== undefined && { reason: external.reason }) }

@@ -4,6 +4,7 @@ import type { RunJournal } from '../durable/run-journal.js';
 import { throwIfAborted } from '../errors.js';
 import {
   elapsedMs,
+  type HeldEffect,
   type JournaledEffects,
   type LiveEffect,
   performJournaled,
@@ -46,6 +47,8 @@ export interface EffectsSession<Request extends EffectRequest> {
   perform(request: EffectOf<Request>, live?: LiveEffect): void;
   /** Delivers a finished effect's journaled answers (and records it for details()). */
   replay(request: EffectOf<Request>, outcome: ReplayedEffect): void;
+  /** Delivers what a held effect had told the machine before ABORT or the deadline stopped it. */
+  held?(request: EffectOf<Request>, outcome: HeldEffect): void;
   /** The actor stops: its run ended, or the machine that invoked it moved on. */
   stop(): void;
 }
@@ -88,6 +91,7 @@ export function effectsActor<Request extends EffectRequest, Resources>(
         describe: (request) => kind.names[request.type as EffectOf<Request>['type']],
         live: (request, outcome) => session.perform(request, outcome),
         replay: (request, outcome) => session.replay(request, outcome),
+        held: (request, outcome) => session.held?.(request, outcome),
       };
     receive((request) => {
       asked = true;

@@ -9,12 +9,14 @@ import { closeIterator, readNext, streamErrorText } from '../tools/stream-steps.
 import {
   allCallsSettled,
   type HookedCall,
+  hookFailureText,
+  journaledHookFailure,
   ToolHookError,
   type ToolHooks,
 } from '../tools/tool-hooks.js';
 import { type ApprovalGate, approvedCall } from './approval-gate.js';
 import { isAsyncIterable } from './async-iterable.js';
-import type { ApprovedCall, ResumedCall } from './run-details.js';
+import type { ApprovedCall, ToolCallDone } from './run-details.js';
 import type { ToolCallJournal } from './tool-call-journal.js';
 
 export interface ExecuteCommandsOptions {
@@ -23,20 +25,15 @@ export interface ExecuteCommandsOptions {
   readonly concurrency: number | undefined;
   /** Reaches every running tool; aborted tools answer with failed records at once. */
   readonly signal: AbortSignal;
-  /** Called as each command finishes, in finishing order. */
+  /**
+   * Called as each command finishes, in finishing order, while the round is wanted: a
+   * round cut short (the loop's timeout, an abort) keeps the records it got (SPEC Q8).
+   */
   readonly onRecord?: (index: number, record: ToolExecutionRecord) => void;
   /** Told of every call as it starts (`performance.now()`), for run observers (SPEC X4). */
   readonly onCallStart?: (call: ToolCall, startedAt: number) => void;
   /** Told of every finished call with its timing (`performance.now()`), for details(). */
-  readonly onCallDone?: (
-    call: ToolCall,
-    result: ToolResult,
-    startedAt: number,
-    endedAt: number,
-    resumed?: ResumedCall,
-    hooked?: HookedCall,
-    approval?: ApprovedCall,
-  ) => void;
+  readonly onCallDone?: (done: ToolCallDone) => void;
   /** Prefix of the call ids, unique per round. */
   readonly idPrefix: string;
   /** A durable run's journal of this round: intents, results, and what finished before a crash. */
@@ -63,13 +60,35 @@ export async function executeCommands(
 ): Promise<ToolExecutionRecord[]> {
   const { registry, signal, onRecord, journal, approvals: gate } = options;
   const limit = options.concurrency === undefined ? undefined : pLimit(options.concurrency);
-  const replayed = (command: ToolCommand, index: number, call: ToolCall, result: ToolResult) => {
+  const replayed = (command: ToolCommand, call: ToolCall, result: ToolResult) => {
     const known = journal?.known(call.id);
     const now = performance.now();
-    options.onCallDone?.(call, result, now, now + (known?.ms ?? 0), { replayed: true });
-    const record = recordOf(command, result);
+    const endedAt = now + (known?.ms ?? 0);
+    const resumed = { replayed: true as const };
+    options.onCallDone?.({ call, result, executor: 'local', startedAt: now, endedAt, resumed });
+    // The machine got its record when the round was asked for again (tool-loop-effects.ts).
+    return recordOf(command, result);
+  };
+  // A command's record is journaled, and reaches the machine, only while its round is still
+  // wanted (see RunTools.execute): details() records it either way, marked discarded then.
+  const finished = (
+    index: number,
+    record: ToolExecutionRecord,
+    done: ToolCallDone,
+    hookFailed?: ToolHookError,
+  ) => {
+    const discarded = signal.aborted;
+    options.onCallDone?.(discarded ? { ...done, discarded } : done);
+    if (discarded) return;
+    const ms = done.endedAt - done.startedAt;
+    journal?.finished(
+      done.call,
+      done.result,
+      'local',
+      ms,
+      hookFailed && hookFailureText(hookFailed),
+    );
     onRecord?.(index, record);
-    return record;
   };
   // Waits for a decision when the command needs one, outside the p-limit: a waiting command
   // holds no slot. The host runs it only once the machine forwarded an approval (decide).
@@ -83,11 +102,16 @@ export async function executeCommands(
       if (!admitted.result) return await limited(command, index, approval);
       const { result } = admitted;
       const now = performance.now();
-      options.onCallDone?.(call, result, now, now, undefined, undefined, approval);
-      // An answer the run's end forced (an abort while waiting) is no decision: not journaled.
-      if (!signal.aborted) journal?.finished(call, result, 'local', 0);
       const record = recordOf(command, result);
-      onRecord?.(index, record);
+      // An answer the run's end forced (an abort while waiting) is no decision: not journaled.
+      finished(index, record, {
+        call,
+        result,
+        executor: 'local',
+        startedAt: now,
+        endedAt: now,
+        ...(approval && { approval }),
+      });
       return record;
     } finally {
       gate.callSettled();
@@ -114,6 +138,7 @@ export async function executeCommands(
         signal,
       );
     let ran: { readonly result: ToolResult; readonly hooked?: HookedCall | undefined };
+    let hookFailed: ToolHookError | undefined;
     try {
       ran = options.hooks
         ? await options.hooks.around(
@@ -124,36 +149,26 @@ export async function executeCommands(
           )
         : { result: await runCall(call) };
     } catch (error) {
-      // afterToolCall threw: the command ran, so its record is kept before the run fails.
-      const result = error instanceof ToolHookError ? error.result : undefined;
-      if (result) {
-        options.onCallDone?.(
-          call,
-          result,
-          startedAt,
-          performance.now(),
-          undefined,
-          undefined,
-          approval,
-        );
-        onRecord?.(index, recordOf(command, result));
-      }
-      throw error;
+      // afterToolCall threw: the command ran, so its record is kept (and journaled) before
+      // the run fails. beforeToolCall threw: it did not run, and there is nothing to keep.
+      if (!(error instanceof ToolHookError) || !error.result) throw error;
+      ran = { result: error.result };
+      hookFailed = error;
     }
     const { result, hooked } = ran;
-    const endedAt = performance.now();
-    journal?.finished(call, result, 'local', endedAt - startedAt);
-    options.onCallDone?.(
+    const record = recordOf(command, result);
+    const done = {
       call,
       result,
+      executor: 'local',
       startedAt,
-      endedAt,
-      known ? { possiblyRepeated: true } : undefined,
-      hooked,
-      approval,
-    );
-    const record = recordOf(command, result);
-    onRecord?.(index, record);
+      endedAt: performance.now(),
+      ...(known && { resumed: { possiblyRepeated: true as const } }),
+      ...(hooked && { hooked }),
+      ...(approval && { approval }),
+    };
+    finished(index, record, done, hookFailed);
+    if (hookFailed) throw hookFailed;
     return record;
   };
   const calls = commands.map((command, index) => commandCall(options.idPrefix, command, index));
@@ -167,7 +182,13 @@ export async function executeCommands(
       const known = journal?.known(call.id);
       // Finished before the crash: its record again, from the journal; the tool does not run.
       if (known?.finished) {
-        return Promise.resolve(replayed(command, index, call, known.result as ToolResult));
+        const result = known.result as ToolResult;
+        const record = replayed(command, call, result);
+        // Its afterToolCall threw before the crash: the round fails as it did.
+        if (known.hookFailed !== undefined) {
+          return Promise.reject(journaledHookFailure(call, known.hookFailed, result));
+        }
+        return Promise.resolve(record);
       }
       return gated(command, index, call);
     }),

@@ -54,6 +54,31 @@ export interface ToolCallDetail {
   readonly hook?: HookedCall;
   /** The decision the call waited for (SPEC H2), and how long it waited. */
   readonly approval?: ApprovedCall;
+  /**
+   * It finished after its step was cut short (the time limit, an abort, the run failing):
+   * the run had moved on, so its result was dropped, and the transcript answers the call as
+   * not run. The tool did run: what it did is done.
+   */
+  readonly discarded?: true;
+}
+
+/** One finished tool call, as the executors report it to the recorder. */
+export interface ToolCallDone {
+  readonly call: ToolCall;
+  readonly result: ToolResult;
+  /** `local`, or the name of the remote executor that ran it. */
+  readonly executor: string;
+  /** `performance.now()` times. */
+  readonly startedAt: number;
+  readonly endedAt: number;
+  /** A durable run's call answered from its journal, or issued again on resume. */
+  readonly resumed?: ResumedCall | undefined;
+  /** What `beforeToolCall` did to it (cancelled it, replaced its arguments). */
+  readonly hooked?: HookedCall | undefined;
+  /** The decision it waited for (SPEC H2). */
+  readonly approval?: ApprovedCall | undefined;
+  /** It finished after its step was cut short (see ToolCallDetail). */
+  readonly discarded?: boolean;
 }
 
 /** A decision on a call that needed approval, as details() shows it. */
@@ -212,16 +237,8 @@ export class RunRecorder {
     this.observation?.toolCallStart(call, executor, startedAt);
   }
 
-  toolCall(
-    call: ToolCall,
-    result: ToolResult,
-    executor: string,
-    startedAt: number,
-    endedAt: number,
-    resumed?: ResumedCall,
-    hooked?: HookedCall,
-    approval?: ApprovedCall,
-  ): void {
+  toolCall(done: ToolCallDone): void {
+    const { call, result, executor, startedAt, endedAt, resumed, hooked, approval } = done;
     this.#toolCalls.push({
       index: this.#toolCalls.length + 1,
       call,
@@ -232,6 +249,7 @@ export class RunRecorder {
       ...resumed,
       ...(hooked && { hook: hooked }),
       ...(approval && { approval }),
+      ...(done.discarded && { discarded: true as const }),
     });
     // A replayed call was observed in the process that ran it.
     if (!resumed?.replayed)
@@ -322,7 +340,8 @@ function toolLine(tool: ToolCallDetail): string {
   const outcome = result.success
     ? `✓ ${clip(JSON.stringify(result.output) ?? 'undefined')}`
     : `✗ ${clip(result.error ?? 'failed')}`;
-  return `[${ms(tool.startedAtMs)}] tool ${call.name}(${clip(JSON.stringify(call.arguments) ?? '')}) on ${tool.executor}, ${tool.latencyMs} ms ${outcome}`;
+  const dropped = tool.discarded ? ' (finished after its step was cut short: dropped)' : '';
+  return `[${ms(tool.startedAtMs)}] tool ${call.name}(${clip(JSON.stringify(call.arguments) ?? '')}) on ${tool.executor}, ${tool.latencyMs} ms ${outcome}${dropped}`;
 }
 
 function ms(value: number): string {

@@ -19,12 +19,14 @@ import { refuseCollisions } from '../tools/tool-collision.js';
 import {
   allCallsSettled,
   type HookedCall,
+  hookFailureText,
+  journaledHookFailure,
   ToolHookError,
   type ToolHooks,
 } from '../tools/tool-hooks.js';
 import { type ApprovalGate, approvedCall } from './approval-gate.js';
 import { isAsyncIterable } from './async-iterable.js';
-import type { ApprovedCall, ResumedCall } from './run-details.js';
+import type { ApprovedCall, ToolCallDone } from './run-details.js';
 import type { ToolCallJournal } from './tool-call-journal.js';
 
 export { STOP_STREAM_TOOL };
@@ -42,19 +44,7 @@ export interface RunToolsOptions {
   /** Told of every call as it starts, with who runs it (observers only, SPEC X4). */
   readonly onCallStart?: (call: ToolCall, executor: string, startedAt: number) => void;
   /** Told of every finished call, with who ran it and when (`performance.now()` times). */
-  readonly onCallDone?: (done: {
-    readonly call: ToolCall;
-    readonly result: ToolResult;
-    readonly executor: string;
-    readonly startedAt: number;
-    readonly endedAt: number;
-    /** A durable run's call answered from its journal, or issued again on resume. */
-    readonly resumed?: ResumedCall;
-    /** What `beforeToolCall` did to it (cancelled it, replaced its arguments). */
-    readonly hooked?: HookedCall;
-    /** The decision it waited for (SPEC H2). */
-    readonly approval?: ApprovedCall;
-  }) => void;
+  readonly onCallDone?: (done: ToolCallDone) => void;
   /** Which calls wait for a person, and until when (SPEC H2); none: no tool needs approval. */
   readonly approvals?: ApprovalGate;
   /** The run's beforeToolCall / afterToolCall hooks (SPEC H1), if it has any. */
@@ -67,6 +57,16 @@ export interface RunToolsOptions {
 interface CallAttempt {
   readonly idempotencyKey?: string;
   readonly possiblyRepeated?: true;
+}
+
+/**
+ * A call #timed ran: its result, what details() is to record of it (once it settled), and
+ * the afterToolCall failure the step is to fail with once the call is recorded.
+ */
+interface TimedCall {
+  readonly result: ToolResult;
+  readonly done: ToolCallDone | undefined;
+  readonly hookFailed?: ToolHookError;
 }
 
 /**
@@ -84,9 +84,7 @@ export class RunTools {
   readonly #remoteCalls = new Map<string, string>();
   /** Calls a person approved, until onCallDone records them. */
   readonly #approved = new Map<string, ApprovedCall>();
-  /** Who ran each call of a durable run, for its journal entry. */
-  readonly #lastExecutor = new Map<string, string>();
-  readonly #limit: ((fn: () => Promise<ToolResult>) => Promise<ToolResult>) | undefined;
+  readonly #limit: (<T>(fn: () => Promise<T>) => Promise<T>) | undefined;
   #remoteTools:
     | { remote: RemoteToolExecutor; specs: Promise<readonly ToolSpec[] | undefined> }
     | undefined;
@@ -121,22 +119,37 @@ export class RunTools {
   /**
    * Runs a step's calls; a stream returned by `directCallId` (a returnDirect call) is read
    * whole. With a journal (durable runs) each call's intent is written before it runs and its
-   * result after, and a call the journal finished before a crash is answered from it.
+   * result after, and a call the journal finished before a crash is answered from it. Each
+   * call's result goes to `onResult` as the call finishes (SPEC Q8: a step cut short keeps
+   * what finished), unless the step was cancelled first.
    */
   async execute(
     calls: readonly ToolCall[],
     signal: AbortSignal,
     directCallId?: string,
     journal?: ToolCallJournal,
+    onResult?: (result: ToolResult) => void,
   ): Promise<ExecuteToolsOutput> {
     const step = ++this.#step;
     let openedStream = false;
     const gate = this.#options.approvals;
-    // A call's result is journaled only while its step is still wanted: once the step was
-    // cancelled (maxExecutionTime, an abort) the machine never gets it, and an entry written
-    // then would land after what the run went on to do, where a replay cannot place it.
-    const finished = (call: ToolCall, result: ToolResult, executor: string, ms: number) => {
-      if (!signal.aborted) journal?.finished(call, result, executor, ms);
+    // A call's result is journaled, and reaches the machine, only while its step is still
+    // wanted: once the step was cancelled (maxExecutionTime, an abort, the run's end) the
+    // machine has moved on, and an entry written then would land after what the run went on
+    // to do, where a replay cannot place it. details() records it, marked discarded.
+    const finished = (
+      call: ToolCall,
+      result: ToolResult,
+      done: ToolCallDone | undefined,
+      ms: number,
+      hookFailed?: ToolHookError,
+    ) => {
+      const discarded = signal.aborted;
+      if (done) this.#options.onCallDone?.(discarded ? { ...done, discarded } : done);
+      if (discarded) return;
+      const failure = hookFailed && hookFailureText(hookFailed);
+      journal?.finished(call, result, done?.executor ?? 'local', ms, failure);
+      onResult?.(result);
     };
     const timed = async (call: ToolCall) =>
       this.#timed(call, signal, journal && (await this.#attempt(call, journal)));
@@ -149,15 +162,15 @@ export class RunTools {
         const approval = admitted.decision && approvedCall(admitted.decision, admitted.waitedMs);
         if (admitted.result) {
           const now = performance.now();
-          this.#options.onCallDone?.({
+          const done = {
             call,
             result: admitted.result,
             executor: 'local',
             startedAt: now,
             endedAt: now,
             ...(approval && { approval }),
-          });
-          finished(call, admitted.result, 'local', 0);
+          };
+          finished(call, admitted.result, done, 0);
           return admitted.result;
         }
         if (approval) this.#approved.set(call.id, approval);
@@ -168,20 +181,22 @@ export class RunTools {
     };
     const runCall = async (call: ToolCall): Promise<ToolResult> => {
       const started = performance.now();
-      const result = await (this.#limit ? this.#limit(() => timed(call)) : timed(call));
-      if (!result.success || !isAsyncIterable(result.output)) {
-        finished(call, result, this.#executorAfter(call), performance.now() - started);
-        return result;
+      const ran = await (this.#limit ? this.#limit(() => timed(call)) : timed(call));
+      const { result } = ran;
+      let settled = result;
+      if (result.success && isAsyncIterable(result.output)) {
+        const link = this.#links.get(result.toolCallId) ?? NO_LINK;
+        this.#links.delete(result.toolCallId);
+        // The run's answer: all of it, not a first batch that no later step would follow up.
+        settled =
+          result.toolCallId === directCallId
+            ? await this.#streams.drain(result, signal, link)
+            : await this.#streams.open(result, step, link);
+        if (result.toolCallId !== directCallId) openedStream ||= settled.success;
       }
-      const link = this.#links.get(result.toolCallId) ?? NO_LINK;
-      this.#links.delete(result.toolCallId);
-      // The run's answer: all of it, not a first batch that no later step would follow up.
-      const settled =
-        result.toolCallId === directCallId
-          ? await this.#streams.drain(result, signal, link)
-          : await this.#streams.open(result, step, link);
-      if (result.toolCallId !== directCallId) openedStream ||= settled.success;
-      finished(call, settled, this.#executorAfter(call), performance.now() - started);
+      finished(call, settled, ran.done, performance.now() - started, ran.hookFailed);
+      // afterToolCall threw: the call ran, and is recorded, before the run fails.
+      if (ran.hookFailed) throw ran.hookFailed;
       return settled;
     };
     const unfinished = calls.filter((call) => !journal?.known(call.id)?.finished);
@@ -194,8 +209,13 @@ export class RunTools {
         const known = journal?.known(call.id);
         if (known?.finished) {
           const result = this.#replayed(call, known.result as ToolResult, known);
-          // A stream it opened before the crash is gone with that process.
+          // A stream it opened before the crash is gone with that process. The machine got
+          // its result when the step was asked for again (chain-effects.ts).
           if (this.#followLost(result, step)) openedStream = true;
+          // Its afterToolCall threw before the crash: the step fails as it did.
+          if (known.hookFailed !== undefined) {
+            return Promise.reject(journaledHookFailure(call, known.hookFailed, result));
+          }
           return result;
         }
         return gated(call);
@@ -231,13 +251,6 @@ export class RunTools {
       resumed: { replayed: true },
     });
     return result;
-  }
-
-  /** Who ran `call`, once it ran (for the journal; #timed has told onCallDone already). */
-  #executorAfter(call: ToolCall): string {
-    const executor = this.#lastExecutor.get(call.id) ?? 'local';
-    this.#lastExecutor.delete(call.id);
-    return executor;
   }
 
   /**
@@ -321,16 +334,19 @@ export class RunTools {
     }
   }
 
-  /** #runOne, reported to onCallDone with its timing and executor. */
-  async #timed(call: ToolCall, signal: AbortSignal, attempt?: CallAttempt): Promise<ToolResult> {
+  /** #runOne, with what onCallDone is to record of it: its timing, executor, hooks, decision. */
+  async #timed(call: ToolCall, signal: AbortSignal, attempt?: CallAttempt): Promise<TimedCall> {
     const { onCallDone, hooks, approvals } = this.#options;
-    if (!onCallDone && !attempt && !hooks && !approvals) return this.#runOne(call, signal);
+    if (!onCallDone && !attempt && !hooks && !approvals) {
+      return { result: await this.#runOne(call, signal), done: undefined };
+    }
     const startedAt = performance.now();
     const { onCallStart } = this.#options;
     if (onCallStart) onCallStart(call, await this.#executorOf(call), startedAt);
     const key = attempt?.idempotencyKey;
     const run = (next: ToolCall) => this.#runOne(next, signal, key);
     let ran: { readonly result: ToolResult; readonly hooked?: HookedCall | undefined };
+    let hookFailed: ToolHookError | undefined;
     try {
       ran = hooks
         ? await hooks.around(
@@ -341,29 +357,28 @@ export class RunTools {
           )
         : { result: await run(call) };
     } catch (error) {
-      // afterToolCall threw: the call ran, so it is recorded before the run fails.
-      const result = error instanceof ToolHookError ? error.result : undefined;
-      if (result)
-        onCallDone?.({ call, result, executor: 'local', startedAt, endedAt: performance.now() });
-      throw error;
+      // afterToolCall threw: the call ran, so it is recorded (and journaled) before the run
+      // fails. beforeToolCall threw: it did not run, and there is nothing to record.
+      if (!(error instanceof ToolHookError) || !error.result) throw error;
+      ran = { result: error.result };
+      hookFailed = error;
     }
     const { result, hooked } = ran;
     const executor = this.#remoteCalls.get(call.id) ?? 'local';
     this.#remoteCalls.delete(call.id);
-    if (attempt) this.#lastExecutor.set(call.id, executor);
     const approval = this.#approved.get(call.id);
     this.#approved.delete(call.id);
-    onCallDone?.({
+    const done: ToolCallDone = {
       call,
       result,
       executor,
       startedAt,
       endedAt: performance.now(),
-      ...(attempt?.possiblyRepeated && { resumed: { possiblyRepeated: true } }),
+      ...(attempt?.possiblyRepeated && { resumed: { possiblyRepeated: true as const } }),
       ...(hooked && { hooked }),
       ...(approval && { approval }),
-    });
-    return result;
+    };
+    return { result, done, ...(hookFailed && { hookFailed }) };
   }
 
   async #runOne(call: ToolCall, runSignal: AbortSignal, key?: string): Promise<ToolResult> {

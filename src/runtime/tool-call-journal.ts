@@ -12,8 +12,17 @@ export interface ToolCallJournal {
   known(callId: string): JournaledCall | undefined;
   /** The call is about to run: resolves once its intent is written. Skipped for known calls. */
   starting(call: ToolCall): Promise<void>;
-  /** The call's result, as it should be replayed. */
-  finished(call: ToolCall, result: unknown, executor: string, ms: number): void;
+  /**
+   * The call's result, as it should be replayed; `hookFailed`: the words its afterToolCall
+   * threw with, for the step to fail with on resume too.
+   */
+  finished(
+    call: ToolCall,
+    result: unknown,
+    executor: string,
+    ms: number,
+    hookFailed?: string,
+  ): void;
   /** `<runId>:<toolCallId>`: the same in every process that issues the call. */
   idempotencyKey(callId: string): string;
   /** What an earlier process journaled about this step's approvals, in order (SPEC H2). */
@@ -42,8 +51,12 @@ export function toolCallJournal(
     approvalDecided: (decision) => journal.approvalDecided(seq, decision),
     known: (callId) => known.get(callId),
     starting: (call) => journal.callStarting(seq, call.id, call.name),
-    finished: (call, result, executor, ms) =>
-      journal.callFinished(seq, call.id, result, { executor, ms: Math.round(ms * 10) / 10 }),
+    finished: (call, result, executor, ms, hookFailed) =>
+      journal.callFinished(seq, call.id, result, {
+        executor,
+        ms: Math.round(ms * 10) / 10,
+        ...(hookFailed !== undefined && { hookFailed }),
+      }),
     idempotencyKey: (callId) => `${journal.runId}:${callId}`,
   };
 }

@@ -5,6 +5,7 @@ import type {
   ToolLoopEffectRequest,
   ToolLoopEvent,
 } from '../../machines/tool-loop.js';
+import type { JournaledCall } from '../durable/run-journal.js';
 import { AbortError } from '../errors.js';
 import type { ToolResult } from '../messages.js';
 import type { ModelResponse } from '../model/language-model.js';
@@ -19,7 +20,7 @@ import type { ApprovalGate } from './approval-gate.js';
 import type { LiveEffect, ReplayedEffect } from './durable-run.js';
 import { EffectAnswers, type EffectOf, type EffectsKind } from './effects-actor.js';
 import { commandCall, executeCommands } from './execute-commands.js';
-import type { ResumedCall, RunRecorder } from './run-details.js';
+import type { ResumedCall, RunRecorder, ToolCallDone } from './run-details.js';
 import { type ToolCallJournal, toolCallJournal } from './tool-call-journal.js';
 import type { ToolLoopOptions } from './tool-loop-options.js';
 import { type LoopPlanning, plan } from './tool-loop-plan.js';
@@ -104,12 +105,24 @@ export function toolLoopEffects(
               );
             case 'execute': {
               if (live?.ended) {
-                // The run ended during this round, by a decision's deadline: that again, only.
+                // The run ended during this round, by a decision's deadline: the commands
+                // that finished before it, then that again, only.
+                const finished = replayedRecords(request.input, [...live.calls.values()], recorder);
+                for (const event of finished.events) send(event);
                 approvals?.replay(live.approvals);
                 return;
               }
               const roundJournal =
                 live && journal && toolCallJournal(journal, live.seq, live.calls, live.approvals);
+              // A round in flight at the crash: the machine learns at once what of it
+              // finished (before a timeout that passed meanwhile can fire); executeCommands
+              // records it.
+              if (live) {
+                const known = [...live.calls.values()];
+                for (const event of replayedRecords(request.input, known, undefined).events) {
+                  send(event);
+                }
+              }
               return answer(
                 'execute',
                 () =>
@@ -136,10 +149,24 @@ export function toolLoopEffects(
         },
         replay(request, outcome) {
           if (recorder) recordReplayedModelCall(setup, request, outcome, recorder);
-          const events = replayedLoopEvents(request, outcome, recorder);
+          const answer = outcome.answers[0] as ToolLoopEvent;
+          if (request.type !== 'execute') return send(answer);
+          const finished = replayedRecords(request.input, outcome.calls, recorder);
+          for (const event of finished.events) send(event);
           // The machine waited for these decisions before the round ended: it learns them first.
-          if (request.type === 'execute') approvals?.replay(outcome.approvals);
-          for (const event of events) send(event);
+          approvals?.replay(outcome.approvals);
+          send(
+            answer.type === 'execute.done'
+              ? { type: 'execute.done', output: finished.records }
+              : answer,
+          );
+        },
+        // The timeout or ABORT stopped a round: the commands that finished before it count.
+        held(request, outcome) {
+          if (request.type !== 'execute') return;
+          const finished = replayedRecords(request.input, outcome.calls, recorder);
+          for (const event of finished.events) send(event);
+          approvals?.replay(outcome.approvals);
         },
         stop() {
           stop(LOOP_LEFT);
@@ -173,10 +200,7 @@ function execute(
     ...(setup.options.invalidToolCall !== undefined && {
       invalidToolCall: setup.options.invalidToolCall,
     }),
-    ...(recorder && {
-      onCallDone: (call, result, startedAt, endedAt, resumed, hooked, approval) =>
-        recorder.toolCall(call, result, 'local', startedAt, endedAt, resumed, hooked, approval),
-    }),
+    ...(recorder && { onCallDone: (done: ToolCallDone) => recorder.toolCall(done) }),
     ...(recorder?.observation && {
       onCallStart: (call, startedAt) => recorder.toolCallStarted(call, 'local', startedAt),
     }),
@@ -243,43 +267,38 @@ function journaledLoopAnswer(event: ToolLoopEvent): unknown {
 }
 
 /**
- * The events a finished effect sent the machine, from the journal: a round's records in the
- * order they finished, then its `execute.done` with them in command order; recorded for
- * details() as replayed.
+ * A round's records from the journal, as the live round sent them: an `execute.record` per
+ * finished command in the order they finished, and the records in command order for its
+ * `execute.done`; recorded for details() as replayed.
  */
-function replayedLoopEvents(
-  request: LoopEffect,
-  outcome: ReplayedEffect,
+function replayedRecords(
+  input: ExecuteInput,
+  calls: readonly JournaledCall[],
   recorder: RunRecorder | undefined,
-): ToolLoopEvent[] {
-  const answer = outcome.answers[0] as ToolLoopEvent;
-  if (request.type !== 'execute' || answer.type !== 'execute.done') return [answer];
-  const prefix = roundPrefix(request.input);
-  const { commands } = request.input;
+): { readonly events: ToolLoopEvent[]; readonly records: ToolExecutionRecord[] } {
+  const prefix = roundPrefix(input);
+  const { commands } = input;
   const records: ToolExecutionRecord[] = [];
   const events: ToolLoopEvent[] = [];
-  for (const call of outcome.calls) {
+  for (const call of calls) {
     const index = Number(call.callId.slice(prefix.length + 1));
     const command = commands[index];
     if (!call.finished || command === undefined) continue;
     const result = call.result as ToolResult;
     const now = performance.now();
-    recorder?.toolCall(
-      commandCall(prefix, command, index),
+    recorder?.toolCall({
+      call: commandCall(prefix, command, index),
       result,
-      'local',
-      now,
-      now + (call.ms ?? 0),
-      {
-        replayed: true,
-      },
-    );
+      executor: 'local',
+      startedAt: now,
+      endedAt: now + (call.ms ?? 0),
+      resumed: { replayed: true },
+    });
     const record = recordOf(command, result);
     records[index] = record;
     events.push({ type: 'execute.record', index, record });
   }
-  events.push({ type: 'execute.done', output: records });
-  return events;
+  return { events, records };
 }
 
 /** The abort reasons what is in flight sees when the loop stops before it finishes. */

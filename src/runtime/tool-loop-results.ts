@@ -1,4 +1,9 @@
-import type { ToolLoopContext, ToolLoopFailure, ToolLoopOutput } from '../../machines/tool-loop.js';
+import {
+  type ToolLoopContext,
+  type ToolLoopFailure,
+  type ToolLoopOutput,
+  toolLogsOf,
+} from '../../machines/tool-loop.js';
 import {
   AbortError,
   ChainError,
@@ -106,7 +111,7 @@ export function loopPartial(
   return {
     transcript: [],
     usage: context.usage,
-    toolLogs: context.donePlans,
+    toolLogs: toolLogsOf(context),
     details: recorder.details(),
   };
 }

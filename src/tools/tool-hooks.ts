@@ -80,6 +80,24 @@ export class ToolHookError extends StatecraftError {
   }
 }
 
+/** The words a durable run's journal keeps of an afterToolCall failure: its cause's. */
+export function hookFailureText(error: ToolHookError): string {
+  const { cause } = error;
+  return cause instanceof Error ? cause.message : String(cause);
+}
+
+/**
+ * The afterToolCall failure of a call a durable run's journal holds as finished with one: on
+ * resume the call is answered from the journal, and its step fails as it did.
+ */
+export function journaledHookFailure(
+  call: ToolCall,
+  text: string,
+  result: ToolResult,
+): ToolHookError {
+  return new ToolHookError('afterToolCall', call, new Error(text), result);
+}
+
 /** A run's hooks: the chain's (or loop's) first, then the run's own. */
 export class ToolHooks {
   readonly #layers: readonly ToolCallHooks[];

@@ -9,8 +9,9 @@ import {
 } from '../../machines/chain.js';
 import type { JournalEntry } from '../../src/durable/journal-entry.js';
 import type { JournalMismatchError } from '../../src/durable/journal-mismatch.js';
-import { RunJournal } from '../../src/durable/run-journal.js';
+import { type JournaledCall, RunJournal } from '../../src/durable/run-journal.js';
 import { memoryStore } from '../../src/durable/stores/memory-store.js';
+import type { ToolResult } from '../../src/messages.js';
 import { type JournaledEffects, performJournaled } from '../../src/runtime/durable-run.js';
 import {
   type ChainPath,
@@ -25,9 +26,10 @@ import { storeWithPrefix } from './helpers.js';
 
 // A durable run of the chain machine driven by a path of the chain path suite
 // (test/machines/chain-graph.ts): the `effects` host journals like createChain's does (whole
-// answers, no per-call entries) and replays from the journal on resume, while the test plays
-// the outside world: it answers each live request with the path's next answer event, sends
-// ABORT (journaled first) and the time limit's event from outside.
+// answers, and a `result` entry for each call of a tool step that finishes before the step
+// ends) and replays from the journal on resume, while the test plays the outside world: it
+// answers each live request with the path's next answer event, sends ABORT (journaled first)
+// and the time limit's event from outside.
 
 export const RUN_ID = 'replay-path';
 
@@ -78,6 +80,15 @@ export class JournaledHost {
     const send = sendBack as (event: ChainEvent | { readonly type: string }) => void;
     this.#sendBack = send;
     const { journal } = this;
+    // A tool step's calls the journal has results for, delivered as they were live: one
+    // event each, before the step's answer or what stopped it (SPEC Q8).
+    const finished = (calls: Iterable<JournaledCall>) => {
+      for (const call of calls) {
+        if (!call.finished) continue;
+        this.replayed++;
+        send({ type: 'executeTools.result', result: call.result as ToolResult });
+      }
+    };
     const effects: JournaledEffects<Request> = {
       journal,
       kind: 'chain',
@@ -85,15 +96,19 @@ export class JournaledHost {
         this.held++;
         send(event);
       },
+      held: (_request, outcome) => finished(outcome.calls),
       timerEvent: TIME_LIMIT_EVENT,
       describe: (request) => request.type,
       replay: (request, outcome) => {
+        finished(outcome.calls);
         this.replayed++;
         // A chain's effect answers once.
         const event = outcome.answers[0] as ChainEvent;
         send(this.tamper ? this.tamper(event, request) : event);
       },
       live: (request, outcome) => {
+        // A step in flight at the crash: what finished is answered from the journal.
+        finished(outcome.calls.values());
         const ready = journal.requested(outcome, request.type);
         // Awaited by whoever answers it; a failure is reported there, not as unhandled.
         ready.catch(() => {});
@@ -114,6 +129,20 @@ export class JournaledHost {
       this.pending.length = 0;
     };
   });
+
+  /**
+   * A call of the pending tool step finished: its result journaled, then delivered; the step
+   * still waits for its answer.
+   */
+  async finish(event: Extract<ChainEvent, { type: 'executeTools.result' }>): Promise<void> {
+    const found = this.pending.find((p) => p.request.type === 'executeTools');
+    if (!found || !this.#sendBack)
+      throw new Error('no tool step is pending for executeTools.result');
+    await bounded(found.ready, 'the executeTools request to be journaled');
+    const { result } = event;
+    this.journal.callFinished(found.seq, result.toolCallId, result);
+    this.#sendBack(event);
+  }
 
   /** Answers the one pending live request `event` belongs to, journaling the answer first. */
   async answer(event: ChainEvent): Promise<void> {
@@ -154,6 +183,8 @@ async function deliver(actor: ChainActor, host: JournaledHost, event: ChainPathE
   } else if (event.type === TIME_LIMIT_EVENT) {
     // The delayed event, as the path sends it; the machine then cancels, which journals it.
     actor.send(event as never);
+  } else if (event.type === 'executeTools.result') {
+    await host.finish(event);
   } else {
     await host.answer(event);
   }
@@ -180,7 +211,7 @@ export const pathEvents = (path: ChainPath): ChainPathEvent[] =>
   path.steps.slice(1).map((step) => step.event);
 
 /** Journal entries that deliver one path event each on replay. */
-const DELIVERING = new Set(['answer', 'abort', 'timer']);
+const DELIVERING = new Set(['answer', 'abort', 'timer', 'result']);
 
 export interface RunResult {
   readonly snapshot: ChainSnapshot;

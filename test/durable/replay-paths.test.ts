@@ -52,8 +52,9 @@ async function uncrashed(path: ChainPath, config: (typeof walks)[0]['config']): 
   const { snapshot, entries } = live;
   expect(snapshot.value).toEqual(path.state.value);
   expect(json(snapshot.output), 'output').toEqual(json(path.state.output));
-  // One journaled delivery per path event: an answer, an ABORT, or the timer firing.
-  const delivered = entries.filter((e) => ['answer', 'abort', 'timer'].includes(e.type));
+  // One journaled delivery per path event: an answer, a call's result, an ABORT, or the timer
+  // firing.
+  const delivered = entries.filter((e) => ['answer', 'result', 'abort', 'timer'].includes(e.type));
   expect(delivered.length, 'deliveries journaled').toBe(pathEvents(path).length);
   expect(entries[0]?.type).toBe('start');
   expect(entries.at(-1)).toEqual({ type: 'end', status: snapshot.output?.status });
@@ -112,8 +113,8 @@ describe(`replay determinism: ${totalPaths} final paths of the chain path suite,
     expect(walks.map((w) => w.name)).toEqual(
       Object.keys(PATH_CONFIGS).filter((name) => !name.startsWith('approval')),
     );
-    // 27 + 34 + 37 + 172 + 64 + 65 + 33 + 47 + 47: the suite's final paths
-    expect(totalPaths).toBe(526);
+    // 38 + 48 + 55 + 265 + 91 + 77 + 36 + 53 + 53: the suite's final paths
+    expect(totalPaths).toBe(716);
     expect(checked.paths).toBe(totalPaths);
     // Every kind of entry is a crash point somewhere.
     expect(Object.keys(checked.byEntry).sort()).toEqual([
@@ -121,6 +122,7 @@ describe(`replay determinism: ${totalPaths} final paths of the chain path suite,
       'answer',
       'end',
       'request',
+      'result',
       'start',
       'timer',
     ]);

@@ -44,6 +44,8 @@ export const INVARIANTS = {
     'i. no model call once a budget is spent (none with maxIterations 0), no more tool calls than maxToolCalls, a success within maxTokens and maxCost, its cost adding up',
   'crosses-the-wire':
     'j. what the run ended with reaches a Restate client whole: its result and details(), or its error with class, code and partial (statecraft/restate)',
+  'finished-calls-kept':
+    'k. every tool call that ran to completion before its step ended keeps its real result: in the transcript (chain), in toolLogs (loop); only the others are answered not run',
 } as const;
 
 /** Crash mode's own invariants (crash.ts), on top of those above, which apply to every run. */
@@ -564,6 +566,7 @@ async function checkChain(s: ChainScenario, outcome: Outcome, state: ModelState,
     if (!result) return; // stream without final: checkStream reports it
     const r = result as unknown as Required<ChainPartial>;
     checkBudgets(s, { ...r, details: result.details() }, true, fail);
+    checkFinishedKept(r.transcript, result.details(), fail, 'result');
     const missing = missingAnswers(r.transcript, result.details(), r.steps);
     if (missing.length)
       fail('partial-complete', `result.transcript lacks answers: ${missing.join('; ')}`);
@@ -582,6 +585,7 @@ async function checkChain(s: ChainScenario, outcome: Outcome, state: ModelState,
     return;
   }
   checkBudgets(s, partial, false, fail);
+  checkFinishedKept(partial.transcript, detailsOf(partial), fail, 'partial');
   const missing = missingAnswers(partial.transcript, partial.details, partial.steps);
   if (missing.length)
     fail('partial-complete', `partial.transcript lacks answers: ${missing.join('; ')}`);
@@ -597,9 +601,85 @@ async function checkChain(s: ChainScenario, outcome: Outcome, state: ModelState,
   }
 }
 
+/** A partial run's details: a method or an object, whichever this version has. */
+function detailsOf(partial: { readonly details?: unknown }): RunDetails | undefined {
+  const details = partial.details as RunDetails | (() => RunDetails) | undefined;
+  return typeof details === 'function' ? details() : details;
+}
+
+/** Whether `value` is a stream (a tool's AsyncIterable output, read in batches). */
+function isStream(value: unknown): boolean {
+  return (
+    typeof (value as { [Symbol.asyncIterator]?: unknown } | null)?.[Symbol.asyncIterator] ===
+    'function'
+  );
+}
+
+/**
+ * SPEC Q8: every call details() shows as finished before its step ended (not `discarded`)
+ * is answered in the transcript with its result, never as not run: the same success, and the
+ * same output or error (a stream's output is its first batch there, so only its success is
+ * compared when the stream opened).
+ */
+function checkFinishedKept(
+  transcript: readonly Message[],
+  details: RunDetails | undefined,
+  fail: Fail,
+  where: string,
+): void {
+  if (!details) return;
+  const text = (value: unknown) => JSON.stringify(value) ?? 'undefined';
+  for (const done of details.toolCalls) {
+    if (done.discarded) continue;
+    const { call, result } = done;
+    const answers = transcript.flatMap((m) =>
+      m.role === 'tool' && m.toolCallId === call.id ? [m] : [],
+    );
+    const kept = answers.some(
+      (m) =>
+        !/: not run, /.test(m.error ?? '') &&
+        (isStream(result.output)
+          ? true
+          : m.success === result.success &&
+            (result.success ? text(m.output) === text(result.output) : m.error === result.error)),
+    );
+    if (!kept) {
+      const said = answers.map((m) => (m.success ? text(m.output) : m.error)).join(' | ');
+      fail(
+        'finished-calls-kept',
+        `${where}: call ${call.id} ('${call.name}') finished (${result.success ? 'ok' : result.error}) but the transcript says ${said ? said.slice(0, 200) : 'nothing of it'}`,
+      );
+    }
+  }
+}
+
+/**
+ * SPEC Q8 for the loop: the records in toolLogs are the commands details() shows finished
+ * before their round ended (not `discarded`), with the same success.
+ */
+function checkRecordsKept(
+  toolLogs: readonly { toolName?: string; success: boolean }[],
+  details: RunDetails | undefined,
+  fail: Fail,
+  where: string,
+): void {
+  if (!details) return;
+  const finished = details.toolCalls
+    .filter((done) => !done.discarded)
+    .map((done) => `${done.call.name}:${done.result.success}`)
+    .sort();
+  const logged = toolLogs.map((record) => `${record.toolName}:${record.success}`).sort();
+  if (finished.join() !== logged.join()) {
+    fail(
+      'finished-calls-kept',
+      `${where}: commands finished [${finished.join(', ')}] but toolLogs has [${logged.join(', ')}]`,
+    );
+  }
+}
+
 interface LoopPartial {
   readonly usage?: { totalTokens: number };
-  readonly toolLogs?: readonly { success: boolean }[];
+  readonly toolLogs?: readonly { toolName?: string; success: boolean }[];
   readonly details?: RunDetails;
 }
 
@@ -626,6 +706,8 @@ function checkLoop(s: LoopScenario, outcome: Outcome, state: ModelState, fail: F
     if (!result) return;
     const usage = result.usage as { totalTokens: number };
     checkLoopUsage(result.details(), usage.totalTokens, fail, 'result');
+    const toolLogs = result.toolLogs as LoopPartial['toolLogs'];
+    checkRecordsKept(toolLogs ?? [], result.details(), fail, 'result');
     checkLoopToolCalls(s, result.details(), fail);
     return;
   }
@@ -635,11 +717,13 @@ function checkLoop(s: LoopScenario, outcome: Outcome, state: ModelState, fail: F
     fail('partial-complete', `${describe(error)} has no partial toolLogs/usage`);
     return;
   }
-  const ran = partial.details?.toolCalls.filter((c) => c.result.success).length ?? 0;
+  const ran =
+    partial.details?.toolCalls.filter((c) => c.result.success && !c.discarded).length ?? 0;
   const logged = partial.toolLogs.filter((r) => r.success).length;
   if (logged < ran) {
     fail('partial-complete', `${ran} tool call(s) succeeded but partial.toolLogs has ${logged}`);
   }
+  checkRecordsKept(partial.toolLogs, detailsOf(partial), fail, 'partial');
   checkLoopUsage(partial.details, partial.usage.totalTokens, fail, 'partial');
   checkLoopToolCalls(s, partial.details, fail);
 }

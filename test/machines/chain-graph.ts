@@ -24,6 +24,7 @@ import {
   walksApprovals,
 } from '../../src/cli/walks/chain-configs.js';
 import { ConfigError } from '../../src/errors.js';
+import type { ToolResult } from '../../src/messages.js';
 import type { ModelResponse } from '../../src/model/language-model.js';
 import {
   allSnapshots,
@@ -155,6 +156,8 @@ export const EVENTS = {
     type: 'callModel.error',
     error: new ConfigError('remote', 'lists a local tool name'),
   },
+  // call_1 finished, before its step ends (SPEC Q8).
+  toolResult: { type: 'executeTools.result', result: TOOLS_OUTPUT.results[0] as ToolResult },
   toolsDone: { type: 'executeTools.done', output: TOOLS_OUTPUT },
   toolsFailed: { type: 'executeTools.done', output: TOOLS_FAILED_OUTPUT },
   toolsError: { type: 'executeTools.error', error: new Error('tool host crashed') },
@@ -193,8 +196,11 @@ export function pathName(path: ChainPath): string {
  */
 export function chainEvents(snapshot: ChainSnapshot): ChainPathEvent[] {
   if (snapshot.status !== 'active') return [];
-  const { config } = snapshot.context;
+  const { config, toolCalls, stepResults } = snapshot.context;
   const direct = config.returnDirectTools.length > 0;
+  const answered = stepResults.some((r) => r.toolCallId === LOOKUP.id);
+  const finishes = !answered && toolCalls.some((call) => call.id === LOOKUP.id);
+  const waiting = snapshot.context.approvals.awaiting.some((a) => a.callId === LOOKUP.id);
   const answers: Record<string, readonly ChainPathEvent[]> = {
     thinking: [
       EVENTS.toolCall,
@@ -205,9 +211,17 @@ export function chainEvents(snapshot: ChainSnapshot): ChainPathEvent[] {
       EVENTS.modelError,
       EVENTS.configError,
     ],
-    doing: [EVENTS.toolsDone, ...(direct ? [EVENTS.toolsFailed] : []), EVENTS.toolsError],
-    // A host that breaks while calls wait, as in `doing`.
-    awaitingApproval: [EVENTS.toolsError],
+    // Before the step ends, call_1 may finish: the step's answer then agrees with it. Walks
+    // of approvals have it finish while another call waits only, which keeps them small.
+    doing: [
+      ...(finishes && !walksApprovals(config) ? [EVENTS.toolResult] : []),
+      EVENTS.toolsDone,
+      ...(direct && !answered ? [EVENTS.toolsFailed] : []),
+      EVENTS.toolsError,
+    ],
+    // Another call, or an approved one, finishes while calls wait; a host may break, as in
+    // `doing`.
+    awaitingApproval: [...(finishes && !waiting ? [EVENTS.toolResult] : []), EVENTS.toolsError],
     validating: [EVENTS.valid, EVENTS.invalid, EVENTS.validationError],
     concluding: [
       EVENTS.answer,
@@ -245,6 +259,8 @@ export function serializeChainState(snapshot: ChainSnapshot): string {
     // Per step, in order: an answer and a correction before a tool step is not the same run
     // as after it (its mutation log differs), now that the final call can follow tools.
     results: context.steps.map((step) => step.toolResults.map((r) => r.success)),
+    // The results the step in progress has: a step cut short keeps them.
+    stepResults: context.stepResults.map((r) => r.toolCallId),
     limit: context.limitReached,
     failure: context.failure?.code,
     approvals: context.approvals,

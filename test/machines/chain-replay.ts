@@ -6,6 +6,7 @@ import {
   type ChainEvent,
   chainMachine,
 } from '../../machines/chain.js';
+import { duplicateCallResult } from '../../machines/chain-policy.js';
 import { directReturnCall } from '../../machines/early-stopping.js';
 import {
   answerTextOf,
@@ -106,7 +107,17 @@ function expectedRequests(snapshot: ChainSnapshot): unknown[] {
   if (snapshot.matches('concluding')) return [callModel(true)];
   // A step waiting for decisions still waits for its tools' answer.
   if (snapshot.matches('doing') || snapshot.matches('awaitingApproval')) {
-    const blocked = new Set(context.blockedResults.map((r) => r.toolCallId));
+    // The request named every call but the blocked duplicates, which the machine answered:
+    // the results that came since (`executeTools.result`) change nothing of it.
+    const blocked = new Set(
+      context.toolCalls
+        .filter((call) =>
+          context.stepResults.some(
+            (r) => JSON.stringify(r) === JSON.stringify(duplicateCallResult(call)),
+          ),
+        )
+        .map((call) => call.id),
+    );
     const calls = context.toolCalls.filter((call) => !blocked.has(call.id));
     // The one call whose output would be the answer is named, so its stream is read whole.
     const direct = directReturnCall(context.toolCalls, context.config.returnDirectTools);
@@ -174,7 +185,11 @@ export async function replayPath(
         event.type === 'REJECT'
       )
         actor.send(event as never);
-      else if (event.type === 'approval.requested' || event.type === 'approval.timedOut')
+      else if (
+        event.type === 'approval.requested' ||
+        event.type === 'approval.timedOut' ||
+        event.type === 'executeTools.result'
+      )
         driver.send(event);
       else driver.answer(event);
       await flush();

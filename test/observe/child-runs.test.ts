@@ -366,6 +366,102 @@ describe('agents in an app machine of your own', () => {
     expect(answered.output.answer).toBe('Done.');
   });
 
+  // SPEC Q8: stopped in the middle of a tool step, an agent keeps what finished in it.
+  describe('stopped by the app in the middle of a tool step, it keeps the calls that finished', () => {
+    /** `charge` finishes at once; `wait` until aborted. `charged`: charge has finished. */
+    function payTools() {
+      let charged!: () => void;
+      const done = new Promise<void>((resolve) => {
+        charged = resolve;
+      });
+      const charge = defineTool({
+        name: 'charge',
+        description: 'Charges a card.',
+        input: z.object({}),
+        execute: () => {
+          charged();
+          return 'charged';
+        },
+      });
+      const wait = defineTool({
+        name: 'wait',
+        description: 'Waits for the bank.',
+        input: z.object({}),
+        execute: (_, { signal }) =>
+          new Promise((_, reject) =>
+            signal?.addEventListener('abort', () => reject(signal.reason)),
+          ),
+      });
+      return { tools: [charge, wait], charged: done };
+    }
+
+    /** Runs `agent` in an app machine, cancelled once charge has finished; its end's error. */
+    async function cancelledAfterCharge(
+      agent: AnyStateMachine,
+      input: unknown,
+      charged: Promise<void>,
+    ) {
+      const { observer, events } = recordingObserver();
+      observeGlobally(observer);
+      const app = createActor(appMachine(agent, input)).start();
+      await charged;
+      // A turn for charge's result to reach the agent's machine.
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      app.send({ type: 'CANCEL' });
+      await toPromise(app);
+      const [run] = startsOf(events);
+      return outcomeOf<{ error: AbortError & { partial: Record<string, unknown> } }>(
+        endsOf(events, run)[0],
+      ).error;
+    }
+
+    it('a chain: the finished call keeps its result in the partial transcript and steps', async () => {
+      const { tools, charged } = payTools();
+      const model = new ScriptedModel([
+        {
+          toolCalls: [
+            { id: 'c1', name: 'charge', arguments: {} },
+            { id: 'c2', name: 'wait', arguments: {} },
+          ],
+        },
+      ]);
+      const chain = createChain({ model, tools, name: 'payer' });
+      const error = await cancelledAfterCharge(chain.machine, chain.input('Pay.'), charged);
+
+      expect(AbortError.isInstance(error)).toBe(true);
+      const transcript = error.partial.transcript as readonly {
+        role: string;
+        toolCallId?: string;
+      }[];
+      const tool = (id: string) => transcript.find((m) => m.role === 'tool' && m.toolCallId === id);
+      expect(tool('c1')).toMatchObject({ success: true, output: 'charged' });
+      expect(tool('c2')).toMatchObject({ success: false, error: expect.stringMatching(/not run/) });
+      const steps = error.partial.steps as { toolResults: { toolCallId: string }[] }[];
+      expect(steps.map((step) => step.toolResults.map((r) => r.toolCallId))).toEqual([['c1']]);
+    });
+
+    it("a tool loop: the finished command's record is in partial.toolLogs", async () => {
+      const { tools, charged } = payTools();
+      const loop = createToolLoop({
+        planner: () => ({
+          nextAction: 'execute',
+          executionCommands: [
+            { purpose: 'Charge', toolName: 'charge', toolKwargs: {} },
+            { purpose: 'Wait', toolName: 'wait', toolKwargs: {} },
+          ],
+        }),
+        tools,
+        name: 'payer',
+      });
+      const error = await cancelledAfterCharge(loop.machine, loop.input('Pay.'), charged);
+
+      expect(AbortError.isInstance(error)).toBe(true);
+      expect(error.partial.toolLogs).toMatchObject([
+        { toolName: 'charge', success: true, result: 'charged' },
+      ]);
+    });
+  });
+
   it("an app's own `after` stopping a chain whose model hangs reports one abort end", async () => {
     const { observer, events } = recordingObserver();
     observeGlobally(observer);

@@ -71,6 +71,8 @@ describe('a chain run', () => {
       'chain:calculator state doing',
       'chain:calculator tool add start',
       'chain:calculator tool add end',
+      // The call's result reached the machine before its step ended: a macrostep of its own.
+      'chain:calculator state doing',
       'chain:calculator state thinking',
       'chain:calculator model #2 generation 2 start',
       'chain:calculator model #2 generation 2 end',
@@ -322,7 +324,7 @@ describe('global and per-run observers', () => {
 
     await chain.invoke('What is 1 + 2?', { observers: [own.observer, both.observer] });
 
-    expect(global.lines()).toHaveLength(13);
+    expect(global.lines()).toHaveLength(14);
     expect(own.lines()).toEqual(global.lines());
     expect(both.lines()).toEqual(global.lines());
   });
@@ -371,7 +373,7 @@ describe('observers never fail a run', () => {
 
     expect(result.text).toBe('It is 3.');
     // The healthy observer still heard everything, after the broken one threw.
-    expect(healthy.lines()).toHaveLength(13);
+    expect(healthy.lines()).toHaveLength(14);
     const reports = errors.mock.calls.map((call) => String(call[0]));
     expect(reports).toHaveLength(2);
     expect(reports[0]).toContain('onState');

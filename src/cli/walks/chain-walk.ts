@@ -6,6 +6,7 @@ import {
   type ExecuteToolsOutput,
 } from '../../../machines/chain.js';
 import { ConfigError } from '../../errors.js';
+import type { ToolResult } from '../../messages.js';
 import type { ModelResponse } from '../../model/language-model.js';
 import type { PathsSpec } from '../machine-of.js';
 import { APPROVAL_EVENTS, approvalEvents, chainPhase } from './approval-events.js';
@@ -98,6 +99,8 @@ const EVENTS = {
     type: 'callModel.error',
     error: new ConfigError('remote', 'lists a local tool name'),
   },
+  // call_1 finished, before its step ends: a step cut short keeps it.
+  toolResult: { type: 'executeTools.result', result: tools(true).results[0] as ToolResult },
   toolsDone: { type: 'executeTools.done', output: tools(true) },
   toolsFailed: { type: 'executeTools.done', output: tools(false) },
   toolsError: { type: 'executeTools.error', error: new Error('tool host crashed') },
@@ -113,7 +116,15 @@ const NAMES = new Map<EventObject, string>(Object.entries(EVENTS).map(([k, v]) =
 /** The answers to the effect the active state requested, and ABORT while the model thinks or tools run. */
 function chainEvents(snapshot: ChainSnapshot): ChainEvent[] {
   if (snapshot.status !== 'active') return [];
-  const direct = snapshot.context.config.returnDirectTools.length > 0;
+  const { context } = snapshot;
+  const direct = context.config.returnDirectTools.length > 0;
+  const approvalWalk = walksApprovals(context.config);
+  // call_1 may finish before its step ends; in walks of approvals only while another call
+  // waits, which keeps them small.
+  const finishes =
+    context.toolCalls.some((call) => call.id === LOOKUP.id) &&
+    !context.stepResults.some((result) => result.toolCallId === LOOKUP.id);
+  const waits = context.approvals.awaiting.some((a) => a.callId === LOOKUP.id);
   const answers: Record<string, readonly ChainEvent[]> = {
     thinking: [
       EVENTS.toolCall,
@@ -126,8 +137,9 @@ function chainEvents(snapshot: ChainSnapshot): ChainEvent[] {
       EVENTS.abort,
     ],
     doing: [
+      ...(finishes && !approvalWalk ? [EVENTS.toolResult] : []),
       EVENTS.toolsDone,
-      ...(direct ? [EVENTS.toolsFailed] : []),
+      ...(direct && finishes ? [EVENTS.toolsFailed] : []),
       EVENTS.toolsError,
       EVENTS.abort,
     ],
@@ -139,13 +151,15 @@ function chainEvents(snapshot: ChainSnapshot): ChainEvent[] {
       EVENTS.modelError,
       EVENTS.configError,
     ],
-    // A host that breaks while calls wait, as in `doing`.
-    awaitingApproval: [EVENTS.toolsError, EVENTS.abort],
+    // A call finishes while others wait; a host breaks while calls wait, as in `doing`.
+    awaitingApproval: [
+      ...(finishes && !waits ? [EVENTS.toolResult] : []),
+      EVENTS.toolsError,
+      EVENTS.abort,
+    ],
   };
   const state = String(snapshot.value);
-  const approvals = walksApprovals(snapshot.context.config)
-    ? approvalEvents(chainPhase(state), snapshot.context.approvals)
-    : [];
+  const approvals = approvalWalk ? approvalEvents(chainPhase(state), context.approvals) : [];
   return [...approvals, ...(answers[state] ?? [])];
 }
 
@@ -159,6 +173,7 @@ function serializeChainState(snapshot: ChainSnapshot): string {
     tokens: context.usage.totalTokens,
     calls: context.toolCalls.length,
     steps: context.steps.map((step) => step.toolResults.map((r) => r.success)),
+    stepResults: context.stepResults.map((r) => r.toolCallId),
     response: context.response?.content.length,
     limit: context.limitReached,
     failure: context.failure?.code,
