@@ -112,8 +112,8 @@ export interface ChainPartialResult extends PartialResult {
   /** The tool calls the run made before it failed, with their results. */
   readonly intermediateSteps: readonly IntermediateStep[];
   readonly output: ChainOutput;
-  /** Every model call and tool call made before the failure (SPEC A5). */
-  readonly details: RunDetails;
+  /** Every model call and tool call made before the failure (SPEC A5), as on a result. */
+  details(): RunDetails;
 }
 
 export interface Chain<T> {

@@ -116,8 +116,8 @@ export interface ToolLoopPartialResult extends PartialResult {
   readonly toolLogs: readonly ToolExecutionRecord[];
   /** The machine's output; absent only when the machine itself crashed. */
   readonly output?: ToolLoopOutput;
-  /** Every model call and tool call made before the failure (SPEC A5). */
-  readonly details: RunDetails;
+  /** Every model call and tool call made before the failure (SPEC A5), as on a result. */
+  details(): RunDetails;
 }
 
 export interface ToolLoop {

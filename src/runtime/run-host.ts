@@ -220,6 +220,7 @@ export class RunHost<K extends RunTypes> implements EffectsHost<K['resources']> 
     // responder are not called). A durable run goes through its machine, so that its journal
     // holds the ABORT a replay will meet.
     if (signal?.aborted && !journal && kind.cancelledBeforeStart) {
+      recorder.finish(); // its details() are read later, and must not go on counting time
       return kind.cancelledBeforeStart(signal);
     }
     const inspect = inspectorFor(runOptions.inspect);

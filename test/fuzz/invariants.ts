@@ -426,7 +426,7 @@ interface ChainPartial {
   readonly usage?: { totalTokens: number };
   readonly cost?: number;
   readonly steps?: readonly ChainStep[];
-  readonly details?: RunDetails;
+  details?(): RunDetails;
 }
 
 /**
@@ -581,8 +581,10 @@ async function checkChain(s: ChainScenario, outcome: Outcome, state: ModelState,
     fail('partial-complete', `${describe(error)} has no partial transcript/usage`);
     return;
   }
-  checkBudgets(s, partial, false, fail);
-  const missing = missingAnswers(partial.transcript, partial.details, partial.steps);
+  // A method, as on a result: missing (or not a method) fails as missing details.
+  const details = typeof partial.details === 'function' ? partial.details() : undefined;
+  checkBudgets(s, { usage: partial.usage, cost: partial.cost, details }, false, fail);
+  const missing = missingAnswers(partial.transcript, details, partial.steps);
   if (missing.length)
     fail('partial-complete', `partial.transcript lacks answers: ${missing.join('; ')}`);
   const refused = await continues(partial.transcript);
@@ -600,7 +602,7 @@ async function checkChain(s: ChainScenario, outcome: Outcome, state: ModelState,
 interface LoopPartial {
   readonly usage?: { totalTokens: number };
   readonly toolLogs?: readonly { success: boolean }[];
-  readonly details?: RunDetails;
+  details?(): RunDetails;
 }
 
 function checkLoopUsage(details: RunDetails | undefined, total: number, fail: Fail, where: string) {
@@ -635,13 +637,14 @@ function checkLoop(s: LoopScenario, outcome: Outcome, state: ModelState, fail: F
     fail('partial-complete', `${describe(error)} has no partial toolLogs/usage`);
     return;
   }
-  const ran = partial.details?.toolCalls.filter((c) => c.result.success).length ?? 0;
+  const details = typeof partial.details === 'function' ? partial.details() : undefined;
+  const ran = details?.toolCalls.filter((c) => c.result.success).length ?? 0;
   const logged = partial.toolLogs.filter((r) => r.success).length;
   if (logged < ran) {
     fail('partial-complete', `${ran} tool call(s) succeeded but partial.toolLogs has ${logged}`);
   }
-  checkLoopUsage(partial.details, partial.usage.totalTokens, fail, 'partial');
-  checkLoopToolCalls(s, partial.details, fail);
+  checkLoopUsage(details, partial.usage.totalTokens, fail, 'partial');
+  checkLoopToolCalls(s, details, fail);
 }
 
 function checkStream(outcome: Outcome, fail: Fail) {
