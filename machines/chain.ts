@@ -464,6 +464,10 @@ export const chainMachine = setup({
     isNextCallOverBudget: ({ context }) => nextCallCrosses(context) !== undefined,
     // maxIterations 0 with 'force': no model call, the stop message.
     shouldForceStopAtStart: and(['isOverIterationLimit', 'shouldForceStop']),
+    // maxExecutionTime 0: the time is up before the first model call (LangChain's
+    // AgentExecutor checks it before its first step); its timer would fire only after.
+    hasNoTimeToStart: ({ context }) => context.config.maxExecutionTime === 0,
+    shouldForceStopOutOfTime: and(['hasNoTimeToStart', 'shouldForceStop']),
     canSucceed: (_, params: { outcome: ValidationOutcome }) => params.outcome.ok,
     // Once a limit stopped the run, the time limit is spent: the final answer is not bounded.
     hasExecutionTimeLimit: ({ context }) =>
@@ -739,6 +743,7 @@ export const chainMachine = setup({
       return { result: value, intermediateResults };
     }),
     failOnTokenLimit: assign({ failure: ({ context }) => tokenLimitFailure(context) }),
+    failOnTimeLimit: assign({ failure: ({ context }) => timeLimitFailure(context) }),
     failOnCostLimit: assign({ failure: ({ context }) => costLimitFailure(context) }),
     failOnLimits: assign({
       failure: ({ context }) =>
@@ -835,6 +840,14 @@ export const chainMachine = setup({
   states: {
     idle: {
       always: [
+        // maxExecutionTime 0: no model call; 'force' answers with its stop message, and
+        // 'generate' makes no final call either (it would be the run's first).
+        {
+          guard: 'shouldForceStopOutOfTime',
+          target: 'stopping',
+          actions: { type: 'reachLimit', params: { limit: 'maxExecutionTime' } },
+        },
+        { guard: 'hasNoTimeToStart', target: 'failed', actions: 'failOnTimeLimit' },
         { guard: 'canThink', target: 'preparing' },
         // maxIterations 0 (SPEC H3): no model call; 'force' answers with its stop message.
         {

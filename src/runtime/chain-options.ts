@@ -20,6 +20,7 @@ import {
   integerAtLeast,
   optionalDelay,
   optionalPositive,
+  optionalTimeLimit,
   runName,
 } from './option-checks.js';
 
@@ -81,6 +82,9 @@ export interface ChainOptions<T = string> extends ToolCallHooks {
    * or validation in flight are cancelled (their signals aborted, their answers dropped) and
    * the run fails with a TimeoutError (see earlyStopping). The final model call of
    * `earlyStopping: 'generate'` is not bounded by it; your `signal` still reaches it.
+   * 0 makes no model call (the time is checked before the first one, as LangChain's
+   * AgentExecutor does): with earlyStopping 'force' the run answers with the stop message,
+   * else it fails with a TimeoutError.
    */
   readonly maxExecutionTime?: number;
   /**
@@ -340,7 +344,7 @@ export function chainConfig(
   problems.check(() => optionalDelay('toolTimeoutMs', options.toolTimeoutMs));
   problems.check(() => integerAtLeast('streamBatchSize', options.streamBatchSize, 1, 5));
   const maxExecutionTime = problems.check(() =>
-    optionalDelay('maxExecutionTime', options.maxExecutionTime),
+    optionalTimeLimit('maxExecutionTime', options.maxExecutionTime),
   );
   const earlyStopping = problems.check(() => checkEarlyStopping(options));
   checkPlainOptions(problems, options);
