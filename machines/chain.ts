@@ -27,11 +27,12 @@ import {
   type Approvals,
   approval,
   approvalTimeoutMessage,
+  decidesWaitingCall,
   expiry,
-  isAwaiting,
   NO_APPROVALS,
   rejection,
   withDecision,
+  withinReasonLimit,
   withRequest,
 } from './approvals.js';
 import {
@@ -150,6 +151,8 @@ export interface ChainConfig {
   readonly returnDirectTools: readonly string[];
   /** What a call's approval deadline does when it passes (SPEC H2); undefined: 'reject'. */
   readonly approvalTimeout?: ApprovalTimeoutPolicy;
+  /** Characters of a rejection's reason kept (SPEC H2); undefined: DEFAULT_MAX_REASON_LENGTH. */
+  readonly maxApprovalReasonLength?: number;
 }
 
 export interface ChainInput {
@@ -478,8 +481,8 @@ export const chainMachine = setup({
     // A step's tools are running (some may wait for a decision): a stop now cuts it short.
     isRunningTools: or([stateIn('doing'), stateIn('awaitingApproval')]),
     // A decision counts for a call that waits for one; a second decision on it is ignored.
-    isAwaitingDecision: ({ context, event }) =>
-      'callId' in event && isAwaiting(context.approvals, event.callId),
+    // An APPROVE / REJECT of another shape is an InputError (decidesWaitingCall).
+    isAwaitingDecision: ({ context, event }) => decidesWaitingCall(context.approvals, event),
     hasNoPendingApprovals: ({ context }) => context.approvals.awaiting.length === 0,
     shouldFailOnApprovalTimeout: and([
       'isAwaitingDecision',
@@ -668,13 +671,17 @@ export const chainMachine = setup({
       const { request } = event as Extract<ChainEvent, { type: 'approval.requested' }>;
       return { approvals: withRequest(context.approvals, request) };
     }),
+    // A reason is cut to the run's limit before it is kept, journaled or read by the model.
     recordDecision: assign(({ context }, params: { decision: ApprovalDecision }) => ({
-      approvals: withDecision(context.approvals, params.decision),
+      approvals: withDecision(
+        context.approvals,
+        withinReasonLimit(params.decision, context.config),
+      ),
     })),
     // The host journals the decision and runs, or answers, the call.
-    forwardDecision: sendTo('effects', (_, params: { decision: ApprovalDecision }) => ({
+    forwardDecision: sendTo('effects', ({ context }, params: { decision: ApprovalDecision }) => ({
       type: 'decide' as const,
-      decision: params.decision,
+      decision: withinReasonLimit(params.decision, context.config),
     })),
     failOnApprovalTimeout: assign(({ context }, params: { callId: string; timeoutMs: number }) => ({
       failure: {

@@ -127,6 +127,12 @@ export interface ChainOptions<T = string> extends ToolCallHooks {
   readonly approvalTimeoutMs?: number;
   /** When approvalTimeoutMs passes: 'reject' the call (default; the model reads `Not approved: no decision in time`) or 'fail' the run (a TimeoutError). */
   readonly onApprovalTimeout?: ApprovalTimeoutPolicy;
+  /**
+   * Characters of a rejected call's reason kept (default 1,000), wherever the decision came
+   * from: a longer one is cut before it is journaled or sent, and the model reads
+   * `… [reason cut at N characters]` where it was cut.
+   */
+  readonly maxApprovalReasonLength?: number;
   readonly warnRecursiveCalls?: boolean;
   readonly catchIntermediateResult?: boolean;
   readonly resultCacheKey?: string;
@@ -172,6 +178,7 @@ export const CHAIN_OPTION_KEYS = [
   'invalidToolCall',
   'approvalTimeoutMs',
   'onApprovalTimeout',
+  'maxApprovalReasonLength',
   'warnRecursiveCalls',
   'catchIntermediateResult',
   'resultCacheKey',
@@ -394,6 +401,10 @@ export function chainConfig(
     ...(maxExecutionTime !== undefined && { maxExecutionTime }),
     ...(earlyStopping !== undefined && { earlyStopping }),
     ...(options.onApprovalTimeout === 'fail' && { approvalTimeout: 'fail' as const }),
+    // Only when given: a journal begun before the option existed resumes with the same config.
+    ...(options.maxApprovalReasonLength !== undefined && {
+      maxApprovalReasonLength: options.maxApprovalReasonLength,
+    }),
     catchIntermediateResult: options.catchIntermediateResult ?? true,
     ...(options.resultCacheKey !== undefined && { resultCacheKey: options.resultCacheKey }),
     contract,

@@ -123,8 +123,8 @@ export function checkModel(option: string, model: unknown): asserts model is Lan
 
 /**
  * The tool-call controls chains and tool loops share (SPEC H1, H2, H4): `beforeToolCall` /
- * `afterToolCall` are functions, `invalidToolCall` a policy, `approvalTimeoutMs` a delay and
- * `onApprovalTimeout` 'reject' or 'fail'.
+ * `afterToolCall` are functions, `invalidToolCall` a policy, `approvalTimeoutMs` a delay,
+ * `onApprovalTimeout` 'reject' or 'fail', and `maxApprovalReasonLength` an integer >= 1.
  */
 export function checkToolCallControls(
   options: {
@@ -133,6 +133,7 @@ export function checkToolCallControls(
     readonly invalidToolCall?: unknown;
     readonly approvalTimeoutMs?: unknown;
     readonly onApprovalTimeout?: unknown;
+    readonly maxApprovalReasonLength?: unknown;
   },
   problems: OptionProblems,
 ): void {
@@ -155,4 +156,7 @@ export function checkToolCallControls(
       `must be 'reject' or 'fail'; got ${JSON.stringify(onTimeout)}`,
     );
   }
+  problems.check(() =>
+    integerAtLeast('maxApprovalReasonLength', options.maxApprovalReasonLength, 1, 0),
+  );
 }
