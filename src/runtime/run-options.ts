@@ -191,7 +191,7 @@ function isJournalStore(value: unknown): boolean {
 }
 
 /** An AbortSignal, also one of another realm or a polyfill: what a run listens to. */
-function isAbortSignal(value: unknown): boolean {
+export function isAbortSignal(value: unknown): boolean {
   if (typeof value !== 'object' || value === null) return false;
   const signal = value as Partial<AbortSignal>;
   return typeof signal.aborted === 'boolean' && typeof signal.addEventListener === 'function';

@@ -238,3 +238,37 @@ describe('Runnable configs handed on to a run', () => {
     expect((await app.invoke('hi')).stopReason).toBeDefined();
   });
 });
+
+describe("a Runnable's config", () => {
+  it("refuses a chain's run options (runnable(chain) does not carry them) and typos, running nothing", async () => {
+    const { chain: helper, model } = chain();
+    const store = memoryStore();
+    const durable = await rejectionOf(
+      runnable(helper).invoke('hi', { runId: 'r', store } as never),
+    );
+    expect(optionsOf(durable)).toEqual(['runId', 'store']);
+    expect(durable.message).toContain(
+      "`runId`: is a run option of a chain or tool loop, which a Runnable's config does not carry: pass it to chain.invoke(input, options)",
+    );
+    const typo = await rejectionOf(sequence(helper).invoke('hi', { sesionId: 's' } as never));
+    expect(typo.message).toBe(
+      "Invalid option `sesionId`: is not an option of the config of runnable 'helper'; did you mean `sessionId`?",
+    );
+    expect(model.callCount).toBe(0);
+    expect(await store.list()).toEqual([]);
+  });
+
+  it('names wrong types and a bad batch concurrency, every problem at once', async () => {
+    const { chain: helper } = chain();
+    const error = await rejectionOf(
+      runnable(helper).batch(['a'], {
+        concurrency: 0,
+        runName: 5,
+        callbacks: 'log',
+        signal: {},
+      } as never),
+    );
+    expect(optionsOf(error)).toEqual(['signal', 'callbacks', 'runName', 'concurrency']);
+    expect(error.message).toContain("for the batch options of runnable 'helper'");
+  });
+});
