@@ -87,6 +87,7 @@ export function checkRunOptions(
     problems.throwIfAny();
     return;
   }
+  if (options === undefined) options = {}; // resume(runId): its missing store is named below
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     problems.add(
       'options',
@@ -103,17 +104,19 @@ export function checkRunOptions(
   if (handedOn) known.push(...RUNNABLE_CONFIG_KEYS);
   const configKeys: readonly string[] = RUNNABLE_CONFIG_KEYS;
   const foreign = Object.keys(given).filter((key) => !known.includes(key));
-  // A Runnable's own keys, given to a run: said where they belong, not taken for typos.
-  for (const key of foreign.filter((k) => configKeys.includes(k))) {
-    problems.add(
-      key,
-      `is an option of a Runnable's config, not of a run: pass it to runnable(${what.startsWith('chain') ? 'chain' : 'loop'}).${entry === 'stream' ? 'stream' : 'invoke'}(input, { ${key} })`,
-    );
-  }
+  const misplaced = foreign.filter((key) => configKeys.includes(key));
   problems.unknownKeys(
-    Object.fromEntries(foreign.filter((k) => !configKeys.includes(k)).map((k) => [k, true])),
+    Object.fromEntries(foreign.filter((key) => !misplaced.includes(key)).map((k) => [k, true])),
     known,
   );
+  // A Runnable's own keys, given to a run: said where they belong, not taken for typos.
+  const agent = what.startsWith('chain') ? 'chain' : 'loop';
+  for (const key of misplaced) {
+    problems.add(
+      key,
+      `is an option of a Runnable's config, not of a run: pass it to runnable(${agent}).${entry === 'stream' ? 'stream' : 'invoke'}(input, { ${key} })`,
+    );
+  }
   for (const [key, why] of Object.entries(elsewhere)) {
     if (given[key] !== undefined) problems.add(key, why);
   }

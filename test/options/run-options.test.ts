@@ -133,6 +133,7 @@ describe("a chain's run options", () => {
     expect(optionsOf(error)).toEqual(['approv', 'runId', 'store']);
     expect(error.message).toContain("`runId`: is resume()'s first argument");
     expect(error.message).toContain('did you mean `approve`?');
+    expect(optionsOf(await rejectionOf(helper.resume('r', undefined as never)))).toEqual(['store']);
     expect((await helper.resume('r', { store })).text).toBe('ok');
   });
 
