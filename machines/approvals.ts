@@ -1,5 +1,7 @@
 import type { ApprovalDecision, ApprovalRequest } from '../src/tools/approval.js';
 import { NO_DECISION_IN_TIME } from '../src/tools/approval.js';
+import { cappedReason } from '../src/tools/approval-reason.js';
+import { checkShape, DECISION_EVENT_SHAPES, shapeProblems } from '../src/tools/decision-shape.js';
 
 // SPEC H2 as both machines keep it (chain.ts, tool-loop.ts): the calls of the step in
 // progress that wait for a decision, and every decision of the run; the events that change
@@ -42,14 +44,59 @@ export function isAwaiting(approvals: Approvals, callId: string): boolean {
   return approvals.awaiting.some((a) => a.callId === callId);
 }
 
-export function approval(event: { readonly callId: string }): ApprovalDecision {
+/**
+ * Whether `event` decides a call that waits: only then does it count (another call id is
+ * ignored). An APPROVE or REJECT an app sent in another shape (a call id that is no string, a
+ * reason that is no text, a misspelled key) takes the transition too, for its action to
+ * refuse it (approval(), rejection()): the run fails with an InputError, and the app's machine
+ * gets it as the invoked actor's error, instead of a decision nobody meant or a silence. (An
+ * action, because XState wraps what a guard throws in a plain Error, and keeps the class of
+ * what an action throws.)
+ */
+export function decidesWaitingCall(
+  approvals: Approvals,
+  event: { readonly type: string; readonly callId?: unknown },
+): boolean {
+  if (isMisshapen(event)) return true;
+  return typeof event.callId === 'string' && isAwaiting(approvals, event.callId);
+}
+
+function isMisshapen(event: { readonly type: string }): boolean {
+  return (
+    (event.type === 'APPROVE' || event.type === 'REJECT') &&
+    shapeProblems(event, DECISION_EVENT_SHAPES[event.type]).length > 0
+  );
+}
+
+/** An InputError naming every problem of an APPROVE or REJECT of another shape. */
+function checkDecisionEvent(event: { readonly type: 'APPROVE' | 'REJECT' }): void {
+  checkShape(event, DECISION_EVENT_SHAPES[event.type], `The ${event.type} event`);
+}
+
+/** `decision` with its reason cut to the run's limit (see cappedReason), before it is kept or sent. */
+export function withinReasonLimit(
+  decision: ApprovalDecision,
+  config: { readonly maxApprovalReasonLength?: number },
+): ApprovalDecision {
+  if (decision.reason === undefined) return decision;
+  const reason = cappedReason(decision.reason, config.maxApprovalReasonLength);
+  return reason === decision.reason ? decision : { ...decision, reason };
+}
+
+export function approval(event: {
+  readonly type: 'APPROVE';
+  readonly callId: string;
+}): ApprovalDecision {
+  checkDecisionEvent(event);
   return { callId: event.callId, approved: true };
 }
 
 export function rejection(event: {
+  readonly type: 'REJECT';
   readonly callId: string;
   readonly reason?: string;
 }): ApprovalDecision {
+  checkDecisionEvent(event);
   return event.reason
     ? { callId: event.callId, approved: false, reason: event.reason }
     : { callId: event.callId, approved: false };

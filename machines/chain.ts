@@ -27,11 +27,12 @@ import {
   type Approvals,
   approval,
   approvalTimeoutMessage,
+  decidesWaitingCall,
   expiry,
-  isAwaiting,
   NO_APPROVALS,
   rejection,
   withDecision,
+  withinReasonLimit,
   withRequest,
 } from './approvals.js';
 import {
@@ -154,6 +155,8 @@ export interface ChainConfig {
   readonly returnDirectTools: readonly string[];
   /** What a call's approval deadline does when it passes (SPEC H2); undefined: 'reject'. */
   readonly approvalTimeout?: ApprovalTimeoutPolicy;
+  /** Characters of a rejection's reason kept (SPEC H2); undefined: DEFAULT_MAX_REASON_LENGTH. */
+  readonly maxApprovalReasonLength?: number;
 }
 
 export interface ChainInput {
@@ -473,6 +476,10 @@ export const chainMachine = setup({
     isNextCallOverBudget: ({ context }) => nextCallCrosses(context) !== undefined,
     // maxIterations 0 with 'force': no model call, the stop message.
     shouldForceStopAtStart: and(['isOverIterationLimit', 'shouldForceStop']),
+    // maxExecutionTime 0: the time is up before the first model call (LangChain's
+    // AgentExecutor checks it before its first step); its timer would fire only after.
+    hasNoTimeToStart: ({ context }) => context.config.maxExecutionTime === 0,
+    shouldForceStopOutOfTime: and(['hasNoTimeToStart', 'shouldForceStop']),
     canSucceed: (_, params: { outcome: ValidationOutcome }) => params.outcome.ok,
     // Once a limit stopped the run, this timer is spent: the final answer's own bound is the
     // effects host's (maxExecutionTime again, from when the final call starts).
@@ -484,8 +491,8 @@ export const chainMachine = setup({
     // A step's tools are running (some may wait for a decision): a stop now cuts it short.
     isRunningTools: or([stateIn('doing'), stateIn('awaitingApproval')]),
     // A decision counts for a call that waits for one; a second decision on it is ignored.
-    isAwaitingDecision: ({ context, event }) =>
-      'callId' in event && isAwaiting(context.approvals, event.callId),
+    // An APPROVE / REJECT of another shape is an InputError (decidesWaitingCall).
+    isAwaitingDecision: ({ context, event }) => decidesWaitingCall(context.approvals, event),
     hasNoPendingApprovals: ({ context }) => context.approvals.awaiting.length === 0,
     // A result counts once, for a call of the step in progress.
     isOpenCallResult: ({ context }, params: { result: ToolResult }) =>
@@ -678,13 +685,17 @@ export const chainMachine = setup({
       const { request } = event as Extract<ChainEvent, { type: 'approval.requested' }>;
       return { approvals: withRequest(context.approvals, request) };
     }),
+    // A reason is cut to the run's limit before it is kept, journaled or read by the model.
     recordDecision: assign(({ context }, params: { decision: ApprovalDecision }) => ({
-      approvals: withDecision(context.approvals, params.decision),
+      approvals: withDecision(
+        context.approvals,
+        withinReasonLimit(params.decision, context.config),
+      ),
     })),
     // The host journals the decision and runs, or answers, the call.
-    forwardDecision: sendTo('effects', (_, params: { decision: ApprovalDecision }) => ({
+    forwardDecision: sendTo('effects', ({ context }, params: { decision: ApprovalDecision }) => ({
       type: 'decide' as const,
-      decision: params.decision,
+      decision: withinReasonLimit(params.decision, context.config),
     })),
     failOnApprovalTimeout: assign(({ context }, params: { callId: string; timeoutMs: number }) => ({
       failure: {
@@ -753,6 +764,7 @@ export const chainMachine = setup({
       return { result: value, intermediateResults };
     }),
     failOnTokenLimit: assign({ failure: ({ context }) => tokenLimitFailure(context) }),
+    failOnTimeLimit: assign({ failure: ({ context }) => timeLimitFailure(context) }),
     failOnCostLimit: assign({ failure: ({ context }) => costLimitFailure(context) }),
     failOnLimits: assign({
       failure: ({ context }) =>
@@ -849,6 +861,14 @@ export const chainMachine = setup({
   states: {
     idle: {
       always: [
+        // maxExecutionTime 0: no model call; 'force' answers with its stop message, and
+        // 'generate' makes no final call either (it would be the run's first).
+        {
+          guard: 'shouldForceStopOutOfTime',
+          target: 'stopping',
+          actions: { type: 'reachLimit', params: { limit: 'maxExecutionTime' } },
+        },
+        { guard: 'hasNoTimeToStart', target: 'failed', actions: 'failOnTimeLimit' },
         { guard: 'canThink', target: 'preparing' },
         // maxIterations 0 (SPEC H3): no model call; 'force' answers with its stop message.
         {

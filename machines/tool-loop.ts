@@ -12,11 +12,12 @@ import {
   type Approvals,
   approval,
   approvalTimeoutMessage,
+  decidesWaitingCall,
   expiry,
-  isAwaiting,
   NO_APPROVALS,
   rejection,
   withDecision,
+  withinReasonLimit,
   withRequest,
 } from './approvals.js';
 
@@ -65,6 +66,8 @@ export interface ToolLoopConfig {
   readonly planOnly?: boolean;
   /** What a command's approval deadline does when it passes (SPEC H2); undefined: 'reject'. */
   readonly approvalTimeout?: ApprovalTimeoutPolicy;
+  /** Characters of a rejection's reason kept (SPEC H2); undefined: DEFAULT_MAX_REASON_LENGTH. */
+  readonly maxApprovalReasonLength?: number;
 }
 
 export interface ToolLoopInput {
@@ -265,8 +268,8 @@ export const toolLoopMachine = setup({
     isPlanOnly: ({ context }) => context.config.planOnly === true,
     hasTimeout: ({ context }) => context.config.timeout !== undefined,
     // A decision counts for a command that waits for one; a second decision on it is ignored.
-    isAwaitingDecision: ({ context, event }) =>
-      'callId' in event && isAwaiting(context.approvals, event.callId),
+    // An APPROVE / REJECT of another shape is an InputError (decidesWaitingCall).
+    isAwaitingDecision: ({ context, event }) => decidesWaitingCall(context.approvals, event),
     hasNoPendingApprovals: ({ context }) => context.approvals.awaiting.length === 0,
     shouldFailOnApprovalTimeout: and([
       'isAwaitingDecision',
@@ -315,13 +318,17 @@ export const toolLoopMachine = setup({
     forgetWaitingCalls: assign(({ context }) => ({
       approvals: { ...context.approvals, awaiting: [] },
     })),
+    // A reason is cut to the run's limit before it is kept, journaled or read by the model.
     recordDecision: assign(({ context }, params: { decision: ApprovalDecision }) => ({
-      approvals: withDecision(context.approvals, params.decision),
+      approvals: withDecision(
+        context.approvals,
+        withinReasonLimit(params.decision, context.config),
+      ),
     })),
     // The host journals the decision and runs, or records as rejected, the command.
-    forwardDecision: sendTo('effects', (_, params: { decision: ApprovalDecision }) => ({
+    forwardDecision: sendTo('effects', ({ context }, params: { decision: ApprovalDecision }) => ({
       type: 'decide' as const,
-      decision: params.decision,
+      decision: withinReasonLimit(params.decision, context.config),
     })),
     failOnApprovalTimeout: assign(({ context }, params: { callId: string; timeoutMs: number }) => ({
       failure: {

@@ -96,6 +96,7 @@ export { assistantRequestText, truncationMarker } from './compile/truncation-mar
 export { costOf, type ModelPrice, type ModelPrices } from './cost.js';
 export {
   type Approvals,
+  type ApprovalsOptions,
   approvals,
   type PendingApproval,
 } from './durable/approvals.js';

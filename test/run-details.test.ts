@@ -6,6 +6,7 @@ import {
   createToolLoop,
   defineTool,
   formatRunDetails,
+  ModelError,
   ProtocolError,
   type RunDetails,
   type ToolLoopPartialResult,
@@ -13,6 +14,8 @@ import {
 import { ScriptedModel } from 'statecraft/testing';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { decode, encode } from '../src/durable/codec.js';
+import { failed, type RunOutcome, settle } from '../src/restate/run-outcome.js';
 import { rejectionOf } from './chain/helpers.js';
 
 const add = defineTool({
@@ -105,7 +108,7 @@ describe('chain: result.details()', () => {
       },
       createChain({ model }).invoke('go'),
     );
-    const { details } = error.partial;
+    const details = error.partial.details();
     expect(details.modelCalls).toHaveLength(1);
     expect(details.modelCalls[0]).toMatchObject({ error: 'overloaded', usage: { totalTokens: 0 } });
     expect(details.modelCalls[0]?.response).toBeUndefined();
@@ -151,7 +154,68 @@ describe('tool loop: result.details()', () => {
   it('is on the partial result of a failed loop', async () => {
     const loop = createToolLoop({ planner: () => 'no plan', tools: [add], planRetries: 0 });
     const error = await rejectionOf(ProtocolError, loop.invoke('go'));
-    expect((error.partial as ToolLoopPartialResult).details.modelCalls).toEqual([]);
+    expect((error.partial as ToolLoopPartialResult).details().modelCalls).toEqual([]);
+  });
+});
+
+// The README says a failed run's `partial` holds `details()`: it was an object there and a
+// method on results. One shape now, the results' method, wherever a partial goes.
+describe("a failed run's partial: details() as on a result", () => {
+  async function failedChain() {
+    const model = new ScriptedModel([
+      { toolCalls: [{ id: 'c1', name: 'add', arguments: { a: 2, b: 3 } }] },
+      { error: new Error('overloaded') },
+    ]);
+    const error = await rejectionOf(ModelError, createChain({ model, tools: [add] }).invoke('go'));
+    return { error, partial: error.partial as ChainPartialResult };
+  }
+
+  it('is a method, not an enumerable key, on a chain and a tool loop partial alike', async () => {
+    const { partial } = await failedChain();
+    expect(typeof partial.details).toBe('function');
+    expect(partial.details().toolCalls.map((t) => t.result.output)).toEqual([5]);
+    expect(partial.details().modelCalls.map((c) => c.error)).toEqual([undefined, 'overloaded']);
+    expect(Object.keys(partial)).not.toContain('details');
+    expect(JSON.parse(JSON.stringify(partial)).details).toBeUndefined();
+    const loop = createToolLoop({ planner: () => 'no plan', tools: [add], planRetries: 0 });
+    const loopError = await rejectionOf(ProtocolError, loop.invoke('go'));
+    const loopPartial = loopError.partial as ToolLoopPartialResult;
+    expect(typeof loopPartial.details).toBe('function');
+    expect(Object.keys(loopPartial)).not.toContain('details');
+  });
+
+  it('crosses the journal and the Restate outcome as data, and comes back a method', async () => {
+    const { error, partial } = await failedChain();
+    const wire = JSON.parse(JSON.stringify(failed(error))) as RunOutcome;
+    const back = (() => {
+      try {
+        settle(wire);
+      } catch (revived) {
+        return revived as ModelError;
+      }
+      throw new Error('a failed outcome settled');
+    })();
+    expect(ModelError.isInstance(back)).toBe(true);
+    const revived = back.partial as ChainPartialResult;
+    expect(typeof revived.details).toBe('function');
+    expect(Object.keys(revived)).not.toContain('details');
+    expect(revived.details()).toEqual(partial.details());
+    expect(revived.transcript).toEqual(partial.transcript);
+  });
+
+  it('revives from a journal written while details were an object', () => {
+    const details: RunDetails = {
+      modelCalls: [],
+      toolCalls: [],
+      usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
+      durationMs: 1,
+    };
+    const partial = { transcript: [], usage: details.usage, details };
+    const older = encode(new ProtocolError('stopped', { partial }));
+    const back = decode(JSON.parse(JSON.stringify(older))) as ProtocolError;
+    const revived = back.partial as ChainPartialResult;
+    expect(revived.details()).toEqual(details);
+    expect(Object.keys(revived)).toEqual(['transcript', 'usage']);
   });
 });
 

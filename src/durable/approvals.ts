@@ -1,5 +1,9 @@
-import { ConfigError } from '../errors.js';
+import type { EveryKeyListed } from '../options/option-keys.js';
+import { OptionProblems } from '../options/option-problems.js';
+import { integerAtLeast } from '../runtime/option-checks.js';
 import type { ApprovalDecision, ApprovalRequest } from '../tools/approval.js';
+import { cappedReason, DEFAULT_MAX_REASON_LENGTH } from '../tools/approval-reason.js';
+import { checkId, checkShape, DECISION_SHAPE } from '../tools/decision-shape.js';
 import { decode } from './codec.js';
 import { isStartEntry, type JournalEntry, type RunKind } from './journal-entry.js';
 import { JournalError } from './journal-error.js';
@@ -11,6 +15,11 @@ import { isReadable, type JournalStore } from './stores/journal-store.js';
 // journal has one writer, the run's host, which reads the message while the run waits (or
 // when it resumes) and journals the decision as its machine takes it. The first decision on
 // a call is the one that counts; a second one, from anyone, changes nothing.
+//
+// A message counts only for the request it names (the `at` of its journaled request), and
+// only when it is dated within that request's life: not before the call was asked, not in the
+// future. An inbox line of any other kind (hand-written, from an older version, dated ahead)
+// never decides a call: it could approve one that was never asked.
 
 /** A call a durable run waits on, as `approvals(store).list()` reports it. */
 export interface PendingApproval extends ApprovalRequest {
@@ -49,7 +58,7 @@ interface DecisionMessage extends JournalEntry {
    * The `at` of the request it answers, as the decider read it from the journal: the request
    * it is for, exactly, whatever the clocks of the decider and the run's host say.
    */
-  readonly requestedAt?: number;
+  readonly requestedAt: number;
 }
 
 /** A decision from a run's inbox, and when it was posted (epoch milliseconds). */
@@ -59,21 +68,23 @@ export interface PostedDecision {
 }
 
 /**
- * The decision in a run's inbox on the call `request` asks about: the first one posted since
- * the request (an earlier one was about an earlier call the model gave the same id), and,
- * under a deadline, none when the first came after it (too late).
+ * The decision in a run's inbox on the call `request` asks about: the first message that names
+ * this request (`requestedAt`, the `at` of its journaled request: never an earlier request the
+ * model gave the same id) and is dated between the request and `now`; under a deadline, none
+ * when that one came after it (too late).
  */
 export function postedDecision(
   messages: readonly JournalEntry[],
   request: { readonly callId: string; readonly at: number; readonly deadline?: number },
+  now: number = Date.now(),
 ): PostedDecision | undefined {
   for (const message of messages) {
     if (!isDecisionMessage(message) || message.callId !== request.callId) continue;
-    // For another request of that id (the model reused it): not this one's. A message that
-    // does not say which request it answers counts from the first posted after this one.
-    if (typeof message.requestedAt === 'number') {
-      if (message.requestedAt !== request.at) continue;
-    } else if (message.at < request.at) continue;
+    if (message.requestedAt !== request.at) continue;
+    // Posted before the call was asked, or dated in the future: no decider could have read
+    // this request then, and no clock says it was posted yet. approvals(store) dates a
+    // decision no earlier than the request it answers, whatever the decider's clock says.
+    if (message.at < request.at || message.at > now) continue;
     if (request.deadline !== undefined && message.at > request.deadline) return undefined;
     const { reason } = message;
     return {
@@ -104,19 +115,57 @@ function isDecisionMessage(message: JournalEntry): message is DecisionMessage {
     message.type === 'decision' &&
     typeof message.callId === 'string' &&
     typeof message.approved === 'boolean' &&
-    typeof message.at === 'number'
+    typeof message.at === 'number' &&
+    typeof message.requestedAt === 'number' &&
+    (message.reason === undefined || typeof message.reason === 'string')
   );
 }
 
-/** Decisions on the runs of `store`; the store must keep messages (`post`, `posted`). */
-export function approvals(store: JournalStore): Approvals {
-  const { post, posted } = store;
+/** The options of `approvals(store, options)`. */
+export interface ApprovalsOptions {
+  /**
+   * Characters of a rejection's reason posted (default 1,000): a longer one is cut, saying so
+   * (`… [reason cut at N characters]`), before it is stored. The run cuts it again to its own
+   * `maxApprovalReasonLength`, if that is shorter.
+   */
+  readonly maxReasonLength?: number;
+}
+
+const APPROVALS_OPTION_KEYS = [
+  'maxReasonLength',
+] as const satisfies readonly (keyof ApprovalsOptions)[];
+// tsc fails here, naming the option, when ApprovalsOptions gains one the list lacks.
+const _everyApprovalsOptionListed: EveryKeyListed<ApprovalsOptions, typeof APPROVALS_OPTION_KEYS> =
+  true;
+
+/**
+ * Decisions on the runs of `store`; the store must keep messages (`post`, `posted`). What a
+ * decider gives is checked (an InputError names every problem) and a reason cut to
+ * `maxReasonLength` before anything is posted.
+ */
+export function approvals(store: JournalStore, options: ApprovalsOptions = {}): Approvals {
+  const problems = new OptionProblems('approvals');
+  const { post, posted } = (store ?? {}) as Partial<JournalStore>;
   if (typeof post !== 'function' || typeof posted !== 'function') {
-    throw new ConfigError(
+    problems.add(
       'store',
       'approvals(store): this store keeps no messages for its runs (post / posted); fileStore and memoryStore do',
     );
   }
+  const isObject = typeof options === 'object' && options !== null;
+  const given = (isObject ? options : {}) as Readonly<Record<string, unknown>>;
+  if (!isObject) problems.add('options', 'must be an object { maxReasonLength? }');
+  problems.unknownKeys(given, APPROVALS_OPTION_KEYS);
+  const maxReasonLength = problems.check(() =>
+    integerAtLeast('maxReasonLength', given.maxReasonLength, 1, DEFAULT_MAX_REASON_LENGTH),
+  );
+  problems.throwIfAny();
+  return decisionsOn(store, maxReasonLength as number);
+}
+
+function decisionsOn(store: JournalStore, maxReasonLength: number): Approvals {
+  const post = store.post as NonNullable<JournalStore['post']>;
+  const posted = store.posted as NonNullable<JournalStore['posted']>;
   const inbox = (runId: string) => posted.call(store, runId);
   const decide = async (runId: string, decision: ApprovalDecision): Promise<boolean> => {
     const entries = await store.read(runId);
@@ -142,8 +191,10 @@ export function approvals(store: JournalStore): Approvals {
       type: 'decision',
       callId: decision.callId,
       approved: decision.approved,
-      ...(!decision.approved && decision.reason && { reason: decision.reason }),
-      at: Date.now(),
+      ...(!decision.approved &&
+        decision.reason && { reason: cappedReason(decision.reason, maxReasonLength) }),
+      // Never before the request it answers, though this clock be behind the run's.
+      at: Math.max(Date.now(), waiting.requestedAt),
       requestedAt: waiting.requestedAt,
     };
     await post.call(store, runId, message);
@@ -152,6 +203,7 @@ export function approvals(store: JournalStore): Approvals {
   };
   return {
     async list(runId) {
+      if (runId !== undefined) checkId(runId, 'runId', 'approvals(store).list(runId?)');
       // A run whose journal cannot be read is left out: its approvals cannot be known.
       const runIds =
         runId === undefined ? (await store.list()).filter(isReadable).map((r) => r.runId) : [runId];
@@ -169,20 +221,25 @@ export function approvals(store: JournalStore): Approvals {
       }
       return all;
     },
-    approve: (runId, callId) => decide(runId, { callId, approved: true }),
-    reject: (runId, callId, reason) =>
-      decide(runId, reason ? { callId, approved: false, reason } : { callId, approved: false }),
-    decide: (runId, decision) => {
-      if (
-        typeof decision !== 'object' ||
-        decision === null ||
-        typeof decision.callId !== 'string' ||
-        typeof decision.approved !== 'boolean'
-      ) {
-        return Promise.reject(
-          new TypeError('decide(runId, { callId: string, approved: boolean, reason? })'),
-        );
-      }
+    approve: async (runId, callId) => {
+      const what = 'approvals(store).approve(runId, callId)';
+      checkId(runId, 'runId', what);
+      checkId(callId, 'callId', what);
+      return decide(runId, { callId, approved: true });
+    },
+    reject: async (runId, callId, reason) => {
+      const what = 'approvals(store).reject(runId, callId, reason?)';
+      checkId(runId, 'runId', what);
+      checkShape({ callId, approved: false, reason }, DECISION_SHAPE, what);
+      return decide(
+        runId,
+        reason ? { callId, approved: false, reason } : { callId, approved: false },
+      );
+    },
+    decide: async (runId, decision) => {
+      const what = 'approvals(store).decide(runId, { callId, approved, reason? })';
+      checkId(runId, 'runId', what);
+      checkShape(decision, DECISION_SHAPE, what);
       return decide(runId, decision);
     },
   };

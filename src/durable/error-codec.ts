@@ -26,8 +26,9 @@ import { JournalMismatchError } from './journal-mismatch.js';
 // found by `code` (or, for a class this version does not know, the nearest known ancestor in
 // `codes`, keeping the original `code` and `name`), so `XxxError.isInstance` holds again.
 //
-// `partial` is kept: it is plain data (transcript, usage, steps, details) that a failed run's
-// error exists to carry, and dropping it would make a revived error quietly poorer than the
+// `partial` is kept: it is plain data (transcript, usage, steps) and a `details()` method,
+// written as the details it returns and revived as a method again, that a failed run's error
+// exists to carry, and dropping it would make a revived error quietly poorer than the
 // one thrown. Effect answers, which is what the journal mostly holds, never have one, so it
 // costs nothing there.
 //
@@ -165,7 +166,9 @@ export function errorToPayload(error: Error, encodeChild: EncodeChild, stacks: b
   if (statecraft) {
     payload.code = error.code;
     payload.codes = [...((error as unknown as Record<symbol, string[]>)[CODES] ?? [])];
-    if (error.partial !== undefined) payload.partial = encodeChild(error.partial, '.partial');
+    if (error.partial !== undefined) {
+      payload.partial = encodeChild(partialData(error.partial), '.partial');
+    }
   }
   const fields: Record<string, unknown> = {};
   let any = false;
@@ -211,7 +214,7 @@ export function errorFromPayload(payload: unknown, decodeChild: DecodeChild): Er
     const options: { cause?: unknown; partial?: PartialResult } = {};
     if (hasCause) options.cause = cause;
     if (p.partial !== undefined)
-      options.partial = decodeChild(p.partial, '.partial') as PartialResult;
+      options.partial = revivedPartial(decodeChild(p.partial, '.partial'));
     const revived = revival.make(message, fields, options);
     if (revived.code !== code) setOwn(revived, 'code', code, true);
     error = revived;
@@ -229,6 +232,33 @@ export function errorFromPayload(payload: unknown, decodeChild: DecodeChild): Er
     if (!consumed.includes(key)) setOwn(error, key, fields[key], true);
   }
   return error;
+}
+
+/**
+ * A failed run's partial as data: its `details()` is a method (SPEC A5, as on a result), so
+ * what it returns is written in its place.
+ */
+function partialData(partial: PartialResult): unknown {
+  const { details } = partial as { readonly details?: unknown };
+  if (typeof details !== 'function') return partial;
+  return { ...partial, details: details.call(partial) };
+}
+
+/**
+ * The partial `data` describes, its `details` a method again, not enumerable, as on the
+ * partial that was thrown. Journals written while partials held their details as an object
+ * revive the same way.
+ */
+function revivedPartial(data: unknown): PartialResult {
+  if (typeof data !== 'object' || data === null || !Object.hasOwn(data, 'details')) {
+    return data as PartialResult;
+  }
+  const { details, ...rest } = data as { readonly details: unknown };
+  if (typeof details === 'function') return data as PartialResult;
+  return Object.defineProperty(rest, 'details', {
+    value: () => details,
+    enumerable: false,
+  }) as unknown as PartialResult;
 }
 
 function withProblems<E extends ConfigError>(error: E, f: Fields): E {

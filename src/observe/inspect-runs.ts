@@ -85,6 +85,11 @@ export function inspectorFor(own: RunInspector | undefined): RunInspector | unde
   };
 }
 
+/** A run's `inspect` option: an XState inspection observer, or a function; ConfigError else. */
+export function checkInspector(inspect: unknown, option: string): void {
+  nextOf(inspect as RunInspector, option);
+}
+
 function nextOf(inspect: RunInspector, option: string): (event: InspectionEvent) => void {
   if (typeof inspect === 'function') return inspect;
   if (typeof inspect === 'object' && inspect !== null) {

@@ -6,6 +6,7 @@ import { type BatchOptions, type BatchResult, batchSettled } from './batch.js';
 import { withFallbackList } from './fallbacks.js';
 import { retrying } from './retry.js';
 import type { RunConfig, RunInfo, RunKind } from './run-config.js';
+import { checkRunConfig } from './run-config-check.js';
 import type { InnerRunEvent, RunEvent, RunEventBody } from './run-events.js';
 import { pipeTwo } from './sequence.js';
 import { endRun, failRun, startRun, traced } from './trace-run.js';
@@ -104,6 +105,7 @@ export function createRunnable<I, O>(definition: RunnableDefinition<I, O>): Runn
 
   /** One run: callbacks around it, and its events into `sink` when a stream reads it. */
   async function perform(input: I, config: SinkConfig | undefined): Promise<O> {
+    checkRunConfig(config, `the config of runnable '${name}'`);
     const sink = config?.[EVENT_SINK];
     if (!sink) {
       return traced(
@@ -140,7 +142,10 @@ export function createRunnable<I, O>(definition: RunnableDefinition<I, O>): Runn
     name,
     kind,
     invoke: perform,
-    batch: (inputs, options) => batchSettled(inputs, options, perform),
+    batch: async (inputs, options) => {
+      checkRunConfig(options, `the batch options of runnable '${name}'`, true);
+      return batchSettled(inputs, options, perform);
+    },
     stream(input, config = {}) {
       return {
         [Symbol.asyncIterator]() {

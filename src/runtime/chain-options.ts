@@ -20,6 +20,7 @@ import {
   integerAtLeast,
   optionalDelay,
   optionalPositive,
+  optionalTimeLimit,
   runName,
 } from './option-checks.js';
 
@@ -81,6 +82,9 @@ export interface ChainOptions<T = string> extends ToolCallHooks {
    * or validation in flight are cancelled (their signals aborted, their answers dropped) and
    * the run fails with a TimeoutError (see earlyStopping). The final model call of
    * `earlyStopping: 'generate'` is not bounded by it; your `signal` still reaches it.
+   * 0 makes no model call (the time is checked before the first one, as LangChain's
+   * AgentExecutor does): with earlyStopping 'force' the run answers with the stop message,
+   * else it fails with a TimeoutError.
    */
   readonly maxExecutionTime?: number;
   /**
@@ -123,6 +127,12 @@ export interface ChainOptions<T = string> extends ToolCallHooks {
   readonly approvalTimeoutMs?: number;
   /** When approvalTimeoutMs passes: 'reject' the call (default; the model reads `Not approved: no decision in time`) or 'fail' the run (a TimeoutError). */
   readonly onApprovalTimeout?: ApprovalTimeoutPolicy;
+  /**
+   * Characters of a rejected call's reason kept (default 1,000), wherever the decision came
+   * from: a longer one is cut before it is journaled or sent, and the model reads
+   * `… [reason cut at N characters]` where it was cut.
+   */
+  readonly maxApprovalReasonLength?: number;
   readonly warnRecursiveCalls?: boolean;
   readonly catchIntermediateResult?: boolean;
   readonly resultCacheKey?: string;
@@ -168,6 +178,7 @@ export const CHAIN_OPTION_KEYS = [
   'invalidToolCall',
   'approvalTimeoutMs',
   'onApprovalTimeout',
+  'maxApprovalReasonLength',
   'warnRecursiveCalls',
   'catchIntermediateResult',
   'resultCacheKey',
@@ -340,7 +351,7 @@ export function chainConfig(
   problems.check(() => optionalDelay('toolTimeoutMs', options.toolTimeoutMs));
   problems.check(() => integerAtLeast('streamBatchSize', options.streamBatchSize, 1, 5));
   const maxExecutionTime = problems.check(() =>
-    optionalDelay('maxExecutionTime', options.maxExecutionTime),
+    optionalTimeLimit('maxExecutionTime', options.maxExecutionTime),
   );
   const earlyStopping = problems.check(() => checkEarlyStopping(options));
   checkPlainOptions(problems, options);
@@ -390,6 +401,10 @@ export function chainConfig(
     ...(maxExecutionTime !== undefined && { maxExecutionTime }),
     ...(earlyStopping !== undefined && { earlyStopping }),
     ...(options.onApprovalTimeout === 'fail' && { approvalTimeout: 'fail' as const }),
+    // Only when given: a journal begun before the option existed resumes with the same config.
+    ...(options.maxApprovalReasonLength !== undefined && {
+      maxApprovalReasonLength: options.maxApprovalReasonLength,
+    }),
     catchIntermediateResult: options.catchIntermediateResult ?? true,
     ...(options.resultCacheKey !== undefined && { resultCacheKey: options.resultCacheKey }),
     contract,

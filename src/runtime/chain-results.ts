@@ -59,15 +59,17 @@ export function chainResult<T>(
 /** Maps a failure's code to its error class, carrying the partial run. */
 export function chainError(output: FailedChainOutput, recorder: RunRecorder): StatecraftError {
   const { failure } = output;
-  const partial: ChainPartialResult = {
-    transcript: output.transcript.toArray(),
-    usage: output.usage,
-    ...(output.cost !== undefined && { cost: output.cost }),
-    steps: output.steps,
-    intermediateSteps: output.intermediateSteps,
-    output,
-    details: recorder.details(),
-  };
+  const partial: ChainPartialResult = withDetails(
+    {
+      transcript: output.transcript.toArray(),
+      usage: output.usage,
+      ...(output.cost !== undefined && { cost: output.cost }),
+      steps: output.steps,
+      intermediateSteps: output.intermediateSteps,
+      output,
+    },
+    recorder,
+  );
   const options = { partial, ...(failure.cause !== undefined && { cause: failure.cause }) };
   return chainErrorOf(failure, output, options);
 }
@@ -132,10 +134,8 @@ export function chainPartial(
   recorder: RunRecorder,
 ): Omit<ChainPartialResult, 'intermediateSteps' | 'output'> {
   const output = brokenRunOutput(context, 'stopped', undefined);
-  return {
-    transcript: output.transcript.toArray(),
-    usage: output.usage,
-    steps: output.steps,
-    details: recorder.details(),
-  };
+  return withDetails(
+    { transcript: output.transcript.toArray(), usage: output.usage, steps: output.steps },
+    recorder,
+  );
 }

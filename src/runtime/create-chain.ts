@@ -17,6 +17,7 @@ import { isRecord } from '../is-record.js';
 import { type Message, type ToolCall, type ToolResult, userMessage } from '../messages.js';
 import type { JsonSchema, ResponseFormat } from '../model/language-model.js';
 import type { RunObserver } from '../observe/run-observer.js';
+import type { EveryKeyListed } from '../options/option-keys.js';
 import { OptionProblems } from '../options/option-problems.js';
 import type { BatchResult } from '../runnable/batch.js';
 import {
@@ -48,6 +49,7 @@ import { type RunDetails, RunRecorder } from './run-details.js';
 import { RunHost } from './run-host.js';
 import { checkedRunInput } from './run-input.js';
 import type { RunTypes } from './run-kind.js';
+import type { RUN_OPTION_KEYS } from './run-options.js';
 
 export interface ChainRunInput {
   /** The conversation so far; usually one user message. */
@@ -66,6 +68,9 @@ export interface ChainRunOptions extends DurableRunOptions, ToolCallHooks, Appro
   /** The run that started this one, for observers' tree of runs (a Runnable's RunConfig has it). */
   readonly parentRunId?: string;
 }
+
+// tsc fails here, naming the option, when ChainRunOptions gains one that runs do not check.
+const _everyRunOptionChecked: EveryKeyListed<ChainRunOptions, typeof RUN_OPTION_KEYS> = true;
 
 export interface ChainResult<T> {
   readonly status: 'succeeded';
@@ -112,8 +117,8 @@ export interface ChainPartialResult extends PartialResult {
   /** The tool calls the run made before it failed, with their results. */
   readonly intermediateSteps: readonly IntermediateStep[];
   readonly output: ChainOutput;
-  /** Every model call and tool call made before the failure (SPEC A5). */
-  readonly details: RunDetails;
+  /** Every model call and tool call made before the failure (SPEC A5), as on a result. */
+  details(): RunDetails;
 }
 
 export interface Chain<T> {

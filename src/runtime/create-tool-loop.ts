@@ -12,6 +12,7 @@ import {
 import type { JournalStore } from '../durable/stores/journal-store.js';
 import { ConfigError, InputError, type PartialResult } from '../errors.js';
 import type { RunObserver } from '../observe/run-observer.js';
+import type { EveryKeyListed } from '../options/option-keys.js';
 import { OptionProblems } from '../options/option-problems.js';
 import type { BatchResult } from '../runnable/batch.js';
 import type { Plan } from '../tool-loop/plan.js';
@@ -25,6 +26,7 @@ import type { DurableActorInput, DurableRunOptions } from './durable-run.js';
 import type { RunDetails } from './run-details.js';
 import { RunHost } from './run-host.js';
 import type { RunTypes } from './run-kind.js';
+import { checkRunOptions, type RUN_OPTION_KEYS } from './run-options.js';
 import { toolLoopEffects } from './tool-loop-effects.js';
 import { type ToolLoopOptions, toolLoopConfig } from './tool-loop-options.js';
 import {
@@ -60,6 +62,9 @@ export interface ToolLoopRunOptions extends DurableRunOptions, ToolCallHooks, Ap
   /** The run that started this one, for observers' tree of runs (a Runnable's RunConfig has it). */
   readonly parentRunId?: string;
 }
+
+// tsc fails here, naming the option, when ToolLoopRunOptions gains one that runs do not check.
+const _everyRunOptionChecked: EveryKeyListed<ToolLoopRunOptions, typeof RUN_OPTION_KEYS> = true;
 
 export interface ToolLoopResult {
   readonly status: 'done';
@@ -116,8 +121,8 @@ export interface ToolLoopPartialResult extends PartialResult {
   readonly toolLogs: readonly ToolExecutionRecord[];
   /** The machine's output; absent only when the machine itself crashed. */
   readonly output?: ToolLoopOutput;
-  /** Every model call and tool call made before the failure (SPEC A5). */
-  readonly details: RunDetails;
+  /** Every model call and tool call made before the failure (SPEC A5), as on a result. */
+  details(): RunDetails;
 }
 
 export interface ToolLoop {
@@ -261,12 +266,7 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
     batch: host.batch,
     stream: host.stream,
     async planOnly(runInput, runOptions = {}) {
-      if (runOptions.runId !== undefined || runOptions.store !== undefined) {
-        throw new ConfigError(
-          runOptions.runId !== undefined ? 'runId' : 'store',
-          'planOnly() is a probe that executes nothing: it is not journaled; drop runId and store',
-        );
-      }
+      checkRunOptions(runOptions, 'planOnly', `tool loop '${name}'`);
       // The same machine, told to stop after its first plan: the same stop conditions,
       // retries, timeout and errors as a run.
       const { recorder, input: loopInput } = host.start(runInput, runOptions, {

@@ -83,6 +83,23 @@ export function optionalDelay(option: string, value: unknown): number | undefine
   return ms;
 }
 
+/**
+ * A run's time limit in milliseconds, or undefined when not given: from 0 (LangChain's
+ * AgentExecutor checks the time before the first step, so 0 stops a run before it starts) to
+ * the longest a timer can wait.
+ */
+export function optionalTimeLimit(option: string, value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !(value >= 0) || !Number.isFinite(value)) {
+    throw new ConfigError(
+      option,
+      `must be a finite number >= 0 of milliseconds (0 stops the run before its first model call); got ${String(value)}`,
+    );
+  }
+  if (value === 0) return 0; // -0 too
+  return optionalDelay(option, value);
+}
+
 /** A LanguageModel of the interface version this runtime speaks. */
 export function checkModel(option: string, model: unknown): asserts model is LanguageModel {
   const candidate = model as Partial<LanguageModel> | null | undefined;
@@ -106,8 +123,8 @@ export function checkModel(option: string, model: unknown): asserts model is Lan
 
 /**
  * The tool-call controls chains and tool loops share (SPEC H1, H2, H4): `beforeToolCall` /
- * `afterToolCall` are functions, `invalidToolCall` a policy, `approvalTimeoutMs` a delay and
- * `onApprovalTimeout` 'reject' or 'fail'.
+ * `afterToolCall` are functions, `invalidToolCall` a policy, `approvalTimeoutMs` a delay,
+ * `onApprovalTimeout` 'reject' or 'fail', and `maxApprovalReasonLength` an integer >= 1.
  */
 export function checkToolCallControls(
   options: {
@@ -116,6 +133,7 @@ export function checkToolCallControls(
     readonly invalidToolCall?: unknown;
     readonly approvalTimeoutMs?: unknown;
     readonly onApprovalTimeout?: unknown;
+    readonly maxApprovalReasonLength?: unknown;
   },
   problems: OptionProblems,
 ): void {
@@ -138,4 +156,7 @@ export function checkToolCallControls(
       `must be 'reject' or 'fail'; got ${JSON.stringify(onTimeout)}`,
     );
   }
+  problems.check(() =>
+    integerAtLeast('maxApprovalReasonLength', options.maxApprovalReasonLength, 1, 0),
+  );
 }

@@ -44,6 +44,7 @@ import {
   type RunTypes,
   type SucceededOutput,
 } from './run-kind.js';
+import { checkRunOptions } from './run-options.js';
 import { type AnyActorSystem, RunRegistry } from './run-registry.js';
 
 // One run host per chain or tool loop (createChain, createToolLoop): what a run has besides
@@ -221,6 +222,7 @@ export class RunHost<K extends RunTypes> implements EffectsHost<K['resources']> 
     // responder are not called). A durable run goes through its machine, so that its journal
     // holds the ABORT a replay will meet.
     if (signal?.aborted && !journal && kind.cancelledBeforeStart) {
+      recorder.finish(); // its details() are read later, and must not go on counting time
       return kind.cancelledBeforeStart(signal);
     }
     const inspect = inspectorFor(runOptions.inspect);
@@ -339,10 +341,16 @@ export class RunHost<K extends RunTypes> implements EffectsHost<K['resources']> 
     return durableOptionsOf(runOptions, `${this.noun} '${this.name}'`);
   }
 
+  /** How run options' problems name the agent: `chain 'triage'`. */
+  get #what(): string {
+    return `${this.noun} '${this.name}'`;
+  }
+
   invoke = async (
     runInput: K['runInput'],
     runOptions: K['runOptions'] = {},
   ): Promise<K['result']> => {
+    checkRunOptions(runOptions, 'invoke', this.#what);
     const start = this.start(runInput, runOptions);
     const durable = this.#durableOf(runOptions);
     if (!durable) {
@@ -356,6 +364,7 @@ export class RunHost<K extends RunTypes> implements EffectsHost<K['resources']> 
     runId: string,
     runOptions: Omit<K['runOptions'], 'runId' | 'store'> & { readonly store: JournalStore },
   ): Promise<K['result']> => {
+    checkRunOptions(runOptions, 'resume', this.#what);
     const durable = this.#durableOf({ ...runOptions, runId });
     if (!durable) throw new ConfigError('store', 'resume(runId, { store }) needs the store');
     const kind = this.#kind;
@@ -381,23 +390,33 @@ export class RunHost<K extends RunTypes> implements EffectsHost<K['resources']> 
   durable = (
     store: JournalStore,
     durableOptions?: Omit<K['runOptions'], 'runId' | 'store' | 'signal'>,
-  ): PromiseActorLogic<K['result'], DurableActorInput<K['runInput']>> =>
-    durableActor(this.name, (runInput: K['runInput'], runId, signal) =>
+  ): PromiseActorLogic<K['result'], DurableActorInput<K['runInput']>> => {
+    // Checked now, where the app's machine is built, not when it first invokes the actor.
+    checkRunOptions(durableOptions, 'durable', this.#what, store);
+    return durableActor(this.name, (runInput: K['runInput'], runId, signal) =>
       this.invoke(runInput, { ...durableOptions, runId, store, signal } as K['runOptions']),
     );
+  };
 
   batch = (
     inputs: readonly K['runInput'][],
     batchOptions?: K['runOptions'] & BatchOptions,
-  ): Promise<BatchResult<K['result']>[]> =>
-    batchSettled(inputs, batchOptions, (runInput, config) =>
+  ): Promise<BatchResult<K['result']>[]> => {
+    try {
+      checkRunOptions(batchOptions, 'batch', this.#what);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return batchSettled(inputs, batchOptions, (runInput, config) =>
       this.invoke(runInput, config as K['runOptions']),
     );
+  };
 
   stream = (
     runInput: K['runInput'],
     runOptions: K['runOptions'] = {},
   ): AsyncIterable<K['event']> => {
+    checkRunOptions(runOptions, 'stream', this.#what);
     const start = this.start(runInput, runOptions);
     // Breaking out of the loop stops the run: nobody would read what it spends tokens on.
     const { controller: stop, unlink } = linkedController(runOptions.signal);

@@ -82,9 +82,9 @@ export interface RunKindSpec<K extends RunTypes> {
   /** What its effects actor does (see effectsActor). */
   readonly effects: EffectsKind<K['request'], K['resources']>;
   /**
-   * When a run's input is checked: before anything else (the tool loop: stream() throws at
-   * once, before its durable options are read), or as the run starts (the chain: the
-   * stream's iteration throws, and the durable options are checked first).
+   * When a run's input is checked (after its options, which every entry checks first):
+   * before anything else (the tool loop: stream() throws at once), or as the run starts (the
+   * chain: the stream's iteration throws).
    */
   readonly checksInputFirst: boolean;
   /** The machine's input for `runInput` (InputError when it is not one), with `config` if given. */

@@ -90,6 +90,11 @@ export interface ToolLoopOptions extends ToolCallHooks {
   readonly approvalTimeoutMs?: number;
   /** When approvalTimeoutMs passes: 'reject' the command (default; its record reads `Not approved: no decision in time`) or 'fail' the run (a TimeoutError). */
   readonly onApprovalTimeout?: ApprovalTimeoutPolicy;
+  /**
+   * Characters of a rejected command's reason kept (default 1,000): a longer one is cut
+   * before it is journaled or read by the planner, which reads `… [reason cut at N characters]`.
+   */
+  readonly maxApprovalReasonLength?: number;
 }
 
 /** Every option createToolLoop knows: any other key is refused as a typo (SPEC Q4). */
@@ -112,6 +117,7 @@ export const TOOL_LOOP_OPTION_KEYS = [
   'invalidToolCall',
   'approvalTimeoutMs',
   'onApprovalTimeout',
+  'maxApprovalReasonLength',
 ] as const satisfies readonly (keyof ToolLoopOptions)[];
 
 // tsc fails here, naming the option, when ToolLoopOptions gains one the list lacks.
@@ -182,5 +188,9 @@ export function toolLoopConfig(
     planRetries: planRetries as number,
     respond: respond !== false,
     ...(options.onApprovalTimeout === 'fail' && { approvalTimeout: 'fail' as const }),
+    // Only when given: a journal begun before the option existed resumes with the same config.
+    ...(options.maxApprovalReasonLength !== undefined && {
+      maxApprovalReasonLength: options.maxApprovalReasonLength,
+    }),
   };
 }

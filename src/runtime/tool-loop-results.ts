@@ -45,13 +45,10 @@ export function loopResult(
 /** Maps a failure to its error class, carrying the records so far. */
 export function loopError(output: FailedLoopOutput, recorder: RunRecorder): StatecraftError {
   const { failure } = output;
-  const partial: ToolLoopPartialResult = {
-    transcript: [],
-    usage: output.usage,
-    toolLogs: output.toolLogs,
-    output,
-    details: recorder.details(),
-  };
+  const partial: ToolLoopPartialResult = withDetails(
+    { transcript: [], usage: output.usage, toolLogs: output.toolLogs, output },
+    recorder,
+  );
   const options = { partial, ...(failure.cause !== undefined && { cause: failure.cause }) };
   return loopErrorOf(failure, options);
 }
@@ -108,12 +105,10 @@ export function loopPartial(
   context: ToolLoopContext,
   recorder: RunRecorder,
 ): ToolLoopPartialResult {
-  return {
-    transcript: [],
-    usage: context.usage,
-    toolLogs: toolLogsOf(context),
-    details: recorder.details(),
-  };
+  return withDetails(
+    { transcript: [], usage: context.usage, toolLogs: toolLogsOf(context) },
+    recorder,
+  );
 }
 
 /** The output of a run cancelled before it started: failed, having done nothing. */

@@ -1,5 +1,6 @@
-import { StatecraftError } from '../errors.js';
+import { InputError, StatecraftError } from '../errors.js';
 import { failedToolResult, type ToolCall, type ToolResult } from '../messages.js';
+import { ANSWER_SHAPE, kindOf, shapeProblems } from './decision-shape.js';
 
 // SPEC H2: a person approves a tool call before it runs. A tool declares `needsApproval`; a
 // call of it parks its run in the machine's `awaitingApproval` state until a decision comes:
@@ -77,22 +78,28 @@ export function rejectedResult(call: ToolCall, reason: string | undefined): Tool
   return failedToolResult(call, reason ? `Not approved: ${reason}` : 'Not approved.');
 }
 
-/** The decision an `approve` callback's answer makes, or undefined for none. */
+/**
+ * The decision an `approve` callback's answer makes, or undefined for none. An answer it
+ * cannot read is an InputError naming what is wrong (never quoting the answer, which may be
+ * anything); the gate rejects the call with it.
+ */
 export function decisionOf(callId: string, answer: ApprovalAnswer): ApprovalDecision | undefined {
   if (answer === undefined) return undefined;
   if (answer === true) return { callId, approved: true };
   if (answer === false) return { callId, approved: false };
-  if (typeof answer === 'object' && answer !== null && typeof answer.approved === 'boolean') {
-    const reason = answer.approved ? undefined : answer.reason;
-    return {
-      callId,
-      approved: answer.approved,
-      ...(typeof reason === 'string' && reason !== '' && { reason }),
-    };
+  const expected = 'approve: answer true, false, { approved, reason? } or undefined';
+  if (typeof answer !== 'object' || answer === null || Array.isArray(answer)) {
+    throw new InputError(`${expected}; got ${kindOf(answer)}`);
   }
-  throw new TypeError(
-    `approve: answer true, false, { approved, reason? } or undefined; got ${JSON.stringify(answer)}`,
-  );
+  const problems = shapeProblems(answer, ANSWER_SHAPE);
+  if (problems.length > 0)
+    throw new InputError(`${expected}; got an object: ${problems.join('; ')}`);
+  const reason = answer.approved ? undefined : answer.reason;
+  return {
+    callId,
+    approved: answer.approved,
+    ...(typeof reason === 'string' && reason !== '' && { reason }),
+  };
 }
 
 /**

@@ -245,7 +245,7 @@ describe('maxTokens, checked before each model call (H3)', () => {
     );
     const partial = partialOf(error);
     expect(partial.usage.totalTokens).toBe(150);
-    expect(partial.details.modelCalls).toHaveLength(1);
+    expect(partial.details().modelCalls).toHaveLength(1);
     await continues(partial.transcript);
   });
 
@@ -387,7 +387,7 @@ describe('maxCost and prices (H3)', () => {
       /^The next model call would exceed maxCost \(\$0\.02\): about \$0\.01\d+ with \$0\.013 spent; it was not made$/,
     );
     expect(partialOf(error).cost).toBeCloseTo(0.013, 12);
-    expect(partialOf(error).details.cost).toBeCloseTo(0.013, 12);
+    expect(partialOf(error).details().cost).toBeCloseTo(0.013, 12);
   });
 
   it('fails a call that passed maxCost anyway', async () => {

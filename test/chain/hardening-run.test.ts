@@ -68,7 +68,7 @@ describe('a machine failure keeps the last answer (defect 5)', () => {
     expect(partial.transcript.at(-1)).toMatchObject({ role: 'assistant', content: '{"a": 1}' });
     expect(partial.output.status).toBe('failed');
     expect(sumOfSteps(partial.steps)).toBe(partial.usage.totalTokens);
-    expect(partial.details.modelCalls).toHaveLength(1);
+    expect(partial.details().modelCalls).toHaveLength(1);
     await continues(partial.transcript);
   });
 

@@ -199,7 +199,6 @@ describe('early stopping options are validated (R4)', () => {
     );
 
   it.each([
-    ['maxExecutionTime', 0],
     ['maxExecutionTime', -5],
     ['maxExecutionTime', '1000'],
     ['maxExecutionTime', Number.NaN],
@@ -227,7 +226,8 @@ describe('early stopping options are validated (R4)', () => {
     ).not.toThrow();
   });
 
-  it('accepts the longest delay a timer can wait', () => {
+  it('accepts the longest delay a timer can wait, and 0 (no model call)', () => {
     expect(() => createChain({ model, maxExecutionTime: 2 ** 31 - 1 })).not.toThrow();
+    expect(() => createChain({ model, maxExecutionTime: 0 })).not.toThrow();
   });
 });

@@ -10,6 +10,7 @@ import {
   type LanguageModel,
   type ModelRequest,
   type ModelResponse,
+  memoryStore,
   TimeoutError,
 } from 'statecraft';
 import { ScriptedModel } from 'statecraft/testing';
@@ -226,5 +227,61 @@ describe('the final call of earlyStopping generate gets maxExecutionTime of its 
     await rejectionOf(AbortError, chain.invoke('go', { signal: controller.signal }));
     expect(signals).toHaveLength(2);
     expect(signals[1]?.aborted).toBe(true);
+  });
+});
+
+// LangChain's AgentExecutor checks `time_elapsed >= max_execution_time` before its first step:
+// 0 stops at once, with no model call, as maxIterations 0 does here. It used to be refused.
+describe('maxExecutionTime 0: the time is up before the first model call (R4)', () => {
+  const noCall = () => manualModel();
+
+  it('fails with a TimeoutError and the empty partial run, making no model call', async () => {
+    for (const earlyStopping of [undefined, 'generate'] as const) {
+      const { model, requests } = noCall();
+      const chain = createChain({
+        model,
+        maxExecutionTime: 0,
+        ...(earlyStopping && { earlyStopping }),
+      });
+      const error = await rejectionOf(TimeoutError, chain.invoke('hello'));
+      expect(error.timeoutMs).toBe(0);
+      expect(error.message).toBe('Reached maxExecutionTime (0 ms) without a final answer');
+      const partial = partialOf(error);
+      expect(rolesOf(partial.transcript)).toEqual(['user']);
+      expect(partial.usage.totalTokens).toBe(0);
+      expect(partial.steps).toEqual([]);
+      expect(partial.details().modelCalls).toEqual([]);
+      expect(requests).toHaveLength(0);
+    }
+  });
+
+  it("answers with the stop message under earlyStopping 'force'", async () => {
+    const { model, requests } = noCall();
+    const chain = createChain({ model, maxExecutionTime: 0, earlyStopping: 'force' });
+    const run = await chain.invoke('hello');
+    expect(run.stopped).toEqual({ reason: 'maxExecutionTime', method: 'force' });
+    expect(run.text).toMatch(/time limit/);
+    expect(run.iterations).toBe(0);
+    expect(requests).toHaveLength(0);
+  });
+
+  it('is a durable run like any: journaled, and resumed as it ended', async () => {
+    const store = memoryStore();
+    const { model, requests } = noCall();
+    const chain = createChain({ model, maxExecutionTime: 0, earlyStopping: 'force' });
+    const run = await chain.invoke('hello', { runId: 'zero', store });
+    const again = await chain.resume('zero', { store });
+    expect(again.text).toBe(run.text);
+    expect((await store.read('zero'))?.map((entry) => entry.type)).toEqual(['start', 'end']);
+    expect(requests).toHaveLength(0);
+  });
+
+  it('still refuses a negative or NaN time, naming the option', () => {
+    const { model } = noCall();
+    for (const maxExecutionTime of [-1, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(() => createChain({ model, maxExecutionTime })).toThrow(
+        /Invalid option `maxExecutionTime`: must be a finite number >= 0/,
+      );
+    }
   });
 });

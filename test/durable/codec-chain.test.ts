@@ -95,6 +95,7 @@ describe('a chain run through the codec', () => {
     expect(JSON.stringify(encode(back))).toContain('socket hang up');
     expect(JSON.stringify(encode(back))).toContain('ECONNRESET');
     expect(partialOf(back)).toStrictEqual(partialOf(error));
+    expect(partialOf(back).details()).toStrictEqual(partialOf(error).details());
     expect(StatecraftError.isInstance(back)).toBe(true);
   });
 });

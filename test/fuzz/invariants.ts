@@ -428,7 +428,7 @@ interface ChainPartial {
   readonly usage?: { totalTokens: number };
   readonly cost?: number;
   readonly steps?: readonly ChainStep[];
-  readonly details?: RunDetails;
+  details?(): RunDetails;
 }
 
 /**
@@ -584,9 +584,11 @@ async function checkChain(s: ChainScenario, outcome: Outcome, state: ModelState,
     fail('partial-complete', `${describe(error)} has no partial transcript/usage`);
     return;
   }
-  checkBudgets(s, partial, false, fail);
-  checkFinishedKept(partial.transcript, detailsOf(partial), fail, 'partial');
-  const missing = missingAnswers(partial.transcript, partial.details, partial.steps);
+  // A method, as on a result: missing (or not a method) fails as missing details.
+  const details = typeof partial.details === 'function' ? partial.details() : undefined;
+  checkBudgets(s, { usage: partial.usage, cost: partial.cost, details }, false, fail);
+  checkFinishedKept(partial.transcript, details, fail, 'partial');
+  const missing = missingAnswers(partial.transcript, details, partial.steps);
   if (missing.length)
     fail('partial-complete', `partial.transcript lacks answers: ${missing.join('; ')}`);
   const refused = await continues(partial.transcript);
@@ -599,12 +601,6 @@ async function checkChain(s: ChainScenario, outcome: Outcome, state: ModelState,
       `partial.steps sum to ${sumSteps(partial.steps)} tokens, partial.usage says ${partial.usage.totalTokens} (${describe(error)})`,
     );
   }
-}
-
-/** A partial run's details: a method or an object, whichever this version has. */
-function detailsOf(partial: { readonly details?: unknown }): RunDetails | undefined {
-  const details = partial.details as RunDetails | (() => RunDetails) | undefined;
-  return typeof details === 'function' ? details() : details;
 }
 
 /** Whether `value` is a stream (a tool's AsyncIterable output, read in batches). */
@@ -680,7 +676,7 @@ function checkRecordsKept(
 interface LoopPartial {
   readonly usage?: { totalTokens: number };
   readonly toolLogs?: readonly { toolName?: string; success: boolean }[];
-  readonly details?: RunDetails;
+  details?(): RunDetails;
 }
 
 function checkLoopUsage(details: RunDetails | undefined, total: number, fail: Fail, where: string) {
@@ -717,15 +713,15 @@ function checkLoop(s: LoopScenario, outcome: Outcome, state: ModelState, fail: F
     fail('partial-complete', `${describe(error)} has no partial toolLogs/usage`);
     return;
   }
-  const ran =
-    partial.details?.toolCalls.filter((c) => c.result.success && !c.discarded).length ?? 0;
+  const details = typeof partial.details === 'function' ? partial.details() : undefined;
+  const ran = details?.toolCalls.filter((c) => c.result.success && !c.discarded).length ?? 0;
   const logged = partial.toolLogs.filter((r) => r.success).length;
   if (logged < ran) {
     fail('partial-complete', `${ran} tool call(s) succeeded but partial.toolLogs has ${logged}`);
   }
-  checkRecordsKept(partial.toolLogs, detailsOf(partial), fail, 'partial');
-  checkLoopUsage(partial.details, partial.usage.totalTokens, fail, 'partial');
-  checkLoopToolCalls(s, partial.details, fail);
+  checkRecordsKept(partial.toolLogs, details, fail, 'partial');
+  checkLoopUsage(details, partial.usage.totalTokens, fail, 'partial');
+  checkLoopToolCalls(s, details, fail);
 }
 
 function checkStream(outcome: Outcome, fail: Fail) {

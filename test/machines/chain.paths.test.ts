@@ -2,7 +2,7 @@ import { BUDGET_STOP_MESSAGE, type Message, responseToolCalls } from 'statecraft
 import { assertUnreachable } from 'statecraft/testing';
 import { describe, expect, it } from 'vitest';
 import { type ChainConfig, chainMachine } from '../../machines/chain.js';
-import { EARLY_STOP_MESSAGE } from '../../machines/early-stopping.js';
+import { EARLY_STOP_MESSAGE, earlyStopMessage } from '../../machines/early-stopping.js';
 import { pendingToolCalls } from '../../src/compile/tool-linkage.js';
 import {
   budgetBoundViolations,
@@ -61,10 +61,12 @@ const named = (name: PathConfigName, path: string) => {
 
 // The transitions no path under the PATH_CONFIGS takes, and why. Anything else untaken fails.
 const UNTAKEN: Record<string, string> = {
-  // Only when the run starts over a limit (maxIterations 0, or maxTokens <= 0, which the
-  // options refuse): covered by its own test below.
-  'idle always#1 [shouldForceStopAtStart] → stopping': "maxIterations 0 with 'force'",
-  'idle always#2 → failed': 'a run that starts over a limit',
+  // Only when the run starts over a limit (maxIterations 0, maxExecutionTime 0, or maxTokens
+  // <= 0, which the options refuse): covered by their own tests below.
+  'idle always#0 [shouldForceStopOutOfTime] → stopping': "maxExecutionTime 0 with 'force'",
+  'idle always#1 [hasNoTimeToStart] → failed': 'maxExecutionTime 0',
+  'idle always#3 [shouldForceStopAtStart] → stopping': "maxIterations 0 with 'force'",
+  'idle always#4 → failed': 'a run that starts over a limit',
 };
 
 describe(`chain machine: ${walks.map((w) => `${w.name} ${w.paths.length}`).join(', ')} simple paths`, () => {
@@ -218,7 +220,7 @@ describe(`chain machine: ${walks.map((w) => `${w.name} ${w.paths.length}`).join(
         expect(path?.state.value).toBe('failed');
         expect(path?.state.context.failure?.code).toBe(code);
         const { transitions } = await replayPath(path as ChainPath, chainMachine, config);
-        expect(transitions.has('idle always#2 → failed')).toBe(true);
+        expect(transitions.has('idle always#4 → failed')).toBe(true);
       }
     });
 
@@ -233,7 +235,35 @@ describe(`chain machine: ${walks.map((w) => `${w.name} ${w.paths.length}`).join(
         stopped: { reason: 'maxIterations', method: 'force' },
       });
       const { transitions } = await replayPath(path as ChainPath, chainMachine, config);
-      expect(transitions.has('idle always#1 [shouldForceStopAtStart] → stopping')).toBe(true);
+      expect(transitions.has('idle always#3 [shouldForceStopAtStart] → stopping')).toBe(true);
+    });
+
+    it('stops from idle when maxExecutionTime is 0, making no model call, whatever earlyStopping', async () => {
+      for (const earlyStopping of [undefined, 'generate'] as const) {
+        const config = {
+          ...PATH_CONFIG,
+          maxExecutionTime: 0,
+          ...(earlyStopping && { earlyStopping }),
+        };
+        const [path, ...more] = simplePaths(chainMachine, config);
+        expect(more).toEqual([]);
+        expect(path?.state.value).toBe('failed');
+        expect(path?.state.context.iterations).toBe(0);
+        expect(path?.state.context.failure).toMatchObject({ code: 'TIMEOUT', limit: 0 });
+        const { transitions } = await replayPath(path as ChainPath, chainMachine, config);
+        expect(transitions.has('idle always#1 [hasNoTimeToStart] → failed')).toBe(true);
+      }
+      const forced = { ...PATH_CONFIG, maxExecutionTime: 0, earlyStopping: 'force' } as const;
+      const [path, ...more] = simplePaths(chainMachine, forced);
+      expect(more).toEqual([]);
+      expect(path?.state.output).toMatchObject({
+        status: 'succeeded',
+        text: earlyStopMessage('maxExecutionTime'),
+        iterations: 0,
+        stopped: { reason: 'maxExecutionTime', method: 'force' },
+      });
+      const { transitions } = await replayPath(path as ChainPath, chainMachine, forced);
+      expect(transitions.has('idle always#0 [shouldForceStopOutOfTime] → stopping')).toBe(true);
     });
   });
 
@@ -673,6 +703,13 @@ describe(`chain machine: ${walks.map((w) => `${w.name} ${w.paths.length}`).join(
       const failing = chainMachine.provide({ guards: { shouldForceStopAtStart: () => false } });
       expect(simplePaths(chainMachine, config)[0]?.state.value).toBe('succeeded');
       expect(simplePaths(failing, config)[0]?.state.value).toBe('failed');
+    });
+
+    it('thinks when maxExecutionTime is 0 if idle does not check the time first', () => {
+      const config = { ...PATH_CONFIG, maxExecutionTime: 0 };
+      const late = chainMachine.provide({ guards: { hasNoTimeToStart: () => false } });
+      expect(simplePaths(chainMachine, config)).toHaveLength(1);
+      expect(simplePaths(late, config).some((p) => p.state.matches('thinking'))).toBe(true);
     });
 
     it('replay fails when a two-call step returns directly', async () => {

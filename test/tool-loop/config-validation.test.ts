@@ -355,6 +355,7 @@ describe('the options object as a whole (SPEC Q4)', () => {
       invalidToolCall: 'return-to-model',
       approvalTimeoutMs: 60_000,
       onApprovalTimeout: 'fail',
+      maxApprovalReasonLength: 200,
     };
     expect(() => createToolLoop(options)).not.toThrow();
   });

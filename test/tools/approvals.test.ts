@@ -416,8 +416,9 @@ describe('a resumed wait seen from outside', () => {
 });
 
 describe('decisions against deadlines and reused call ids', () => {
-  it('a decision names the request it answers: it counts for it whatever the clocks say, never for a later request of a reused id', () => {
+  it('a decision counts only for the request it names, dated between that request and now', () => {
     const request = { callId: 'c1', at: 5_000 };
+    const now = 9_000;
     const decision = (at: number, approved: boolean, requestedAt?: number) => ({
       type: 'decision',
       callId: 'c1',
@@ -425,13 +426,18 @@ describe('decisions against deadlines and reused call ids', () => {
       at,
       ...(requestedAt !== undefined && { requestedAt }),
     });
-    // The decider's clock runs behind the run's: still this request's decision.
-    expect(postedDecision([decision(1_000, true, 5_000)], request)?.decision.approved).toBe(true);
+    const decided = (...messages: ReturnType<typeof decision>[]) =>
+      postedDecision(messages, request, now)?.decision.approved;
+    expect(decided(decision(6_000, true, 5_000))).toBe(true);
     // Meant for an earlier request of the same id, posted after this one began: not this one's.
-    expect(postedDecision([decision(6_000, true, 2_000)], request)).toBeUndefined();
-    // A message that does not name its request counts from the first posted after it.
-    const unnamed = [decision(4_000, false), decision(5_001, true)];
-    expect(postedDecision(unnamed, request)?.decision.approved).toBe(true);
+    expect(decided(decision(6_000, true, 2_000))).toBeUndefined();
+    // A line that names no request never decides one (it could approve a call never asked).
+    expect(decided(decision(6_000, true))).toBeUndefined();
+    // Dated before the call was asked, or in the future: neither decides it, nor hides the
+    // decision posted after it. (approvals(store) dates a decision no earlier than its request.)
+    expect(decided(decision(4_000, true, 5_000))).toBeUndefined();
+    expect(decided(decision(9_001, true, 5_000))).toBeUndefined();
+    expect(decided(decision(9_001, true, 5_000), decision(7_000, false, 5_000))).toBe(false);
   });
 
   it('a decision posted before the deadline wins over it, even when read only after it', async () => {

@@ -3,6 +3,7 @@
 // throws fails the run with the partial result kept.
 import {
   ChainError,
+  type ChainPartialResult,
   ConfigError,
   createChain,
   createToolLoop,
@@ -172,10 +173,8 @@ describe('beforeToolCall / afterToolCall on a chain', () => {
     expect(cause).toBeInstanceOf(ToolHookError);
     expect((cause as ToolHookError).hook).toBe('afterToolCall');
     expect(ran.sort()).toEqual(['pay 3', 'slow']);
-    const partial = (error as ChainError).partial as unknown as {
-      details: { toolCalls: unknown[] };
-    };
-    expect(partial.details.toolCalls).toHaveLength(2);
+    const partial = (error as ChainError).partial as ChainPartialResult;
+    expect(partial.details().toolCalls).toHaveLength(2);
   });
 
   it('refuses hooks that are not functions, naming each', () => {

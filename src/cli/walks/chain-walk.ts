@@ -191,6 +191,12 @@ const CONFIGS: Record<string, ChainConfig> = {
     maxIterations: 0,
     earlyStopping: 'force',
   },
+  'maxExecutionTime 0 (fails at the start)': { ...PATH_CONFIG, maxExecutionTime: 0 },
+  'maxExecutionTime 0, earlyStopping force (no model call)': {
+    ...PATH_CONFIG,
+    maxExecutionTime: 0,
+    earlyStopping: 'force',
+  },
   'with a returnDirect tool, maxTokens 61': PATH_CONFIGS.exactBudget,
   'maxToolCalls 1, maxTokens checked before each call': PATH_CONFIGS.toolBudget,
   'maxToolCalls 1, maxCost, earlyStopping generate': PATH_CONFIGS.costBudget,
