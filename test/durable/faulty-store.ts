@@ -15,6 +15,8 @@ export type Fault =
 export interface FaultyStore extends JournalStore {
   /** Appends attempted so far (the start entry is the first). */
   readonly appends: number;
+  /** The entries whose append resolved, in the order they resolved: what the run was promised. */
+  readonly confirmed: readonly JournalEntry[];
   /** The fault is cleared: every later operation goes through. */
   heal(): void;
 }
@@ -31,17 +33,25 @@ export function faultyStore(
 ): FaultyStore {
   let appends = 0;
   let healed = false;
+  const confirmed: JournalEntry[] = [];
   const store: FaultyStore = {
     get appends() {
       return appends;
     },
+    confirmed,
     heal() {
       healed = true;
     },
     ...(timeoutMs !== undefined && { timeoutMs }),
     async append(runId: string, entry: JournalEntry) {
       appends++;
-      if (healed || appends < at) return inner.append(runId, entry);
+      if (healed || appends < at) {
+        // As it was appended: what the caller does to the object afterwards is not the journal's.
+        const copy = JSON.parse(JSON.stringify(entry)) as JournalEntry;
+        await inner.append(runId, entry);
+        confirmed.push(copy);
+        return;
+      }
       switch (fault.kind) {
         case 'stall':
           return new Promise<void>(() => {});
