@@ -1,6 +1,8 @@
+import { mutate } from '../src/compile/mutations.js';
 import { reduceTurnContext } from '../src/compile/reduce-turn-context.js';
 import { pendingToolCalls } from '../src/compile/tool-linkage.js';
 import { costOf } from '../src/cost.js';
+import { responseText } from '../src/model/language-model.js';
 import type { Transcript } from '../src/transcript.js';
 import type { ChainContext, ChainFailure, ChainOutput, ChainRunData } from './chain.js';
 import { callsLeftByFailure, intermediateSteps } from './early-stopping.js';
@@ -42,7 +44,10 @@ export function brokenRunOutput(
   message: string,
   cause: unknown,
 ): Extract<ChainOutput, { readonly status: 'failed' }> {
-  const failed: ChainContext = { ...context, failure: { code: 'CHAIN_ERROR', message, cause } };
+  const failed: ChainContext = {
+    ...withCutShortStep(context),
+    failure: { code: 'CHAIN_ERROR', message, cause },
+  };
   let data: ChainRunData;
   try {
     const { calls } = pendingToolCalls(settledTranscript(failed));
@@ -54,4 +59,31 @@ export function brokenRunOutput(
     data = runDataOf({ ...failed, pending: [] });
   }
   return { ...data, status: 'failed', failure: failed.failure as ChainFailure };
+}
+
+/**
+ * The context with the generation whose tools were running recorded as a step cut short, as
+ * an abort records it (the machine's recordCutShortStep): the steps' usage then adds up to the
+ * run's. A run stopped from outside its machine (its journal failed) never got that ABORT. A
+ * generation is recorded when a step holds its usage (the same object: steps take it over).
+ */
+function withCutShortStep(context: ChainContext): ChainContext {
+  const { response } = context;
+  if (!response || context.steps.some((step) => step.usage === response.usage)) return context;
+  return {
+    ...context,
+    pending: [...context.pending, ...context.blockedResults.map(mutate.toolResult)],
+    steps: [
+      ...context.steps,
+      {
+        iteration: context.iterations,
+        text: responseText(response),
+        toolCalls: context.toolCalls,
+        toolResults: context.blockedResults,
+        usage: response.usage,
+        finishReason: response.finishReason,
+      },
+    ],
+    blockedResults: [],
+  };
 }

@@ -135,6 +135,7 @@ export function chainPartial(
   return {
     transcript: output.transcript.toArray(),
     usage: output.usage,
+    ...(output.cost !== undefined && { cost: output.cost }),
     steps: output.steps,
     details: recorder.details(),
   };

@@ -315,7 +315,9 @@ export async function checkRun(
   }
   if (s.kind === 'chain') await checkChain(s, outcome, state, fail, planned === 'failed');
   else checkLoop(s, outcome, state, fail, planned === 'failed');
-  if (outcome.events) checkStream(outcome, fail);
+  // A store fault stops the run in its process as it is, with no output for a final event:
+  // its stream ends with the JournalError, which carries the partial run instead.
+  if (outcome.events && planned !== 'failed') checkStream(outcome, fail);
   checkWire(outcome, fail);
   return outcome;
 }
