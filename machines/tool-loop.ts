@@ -671,6 +671,6 @@ export const toolLoopMachine = setup({
 });
 
 /** The records of a round that did not finish, in command order. */
-function finishedOfRound(context: ToolLoopContext): ToolExecutionRecord[] {
+export function finishedOfRound(context: ToolLoopContext): ToolExecutionRecord[] {
   return [...context.roundRecords].sort((a, b) => a.index - b.index).map((r) => r.record);
 }

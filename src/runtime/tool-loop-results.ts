@@ -1,4 +1,9 @@
-import type { ToolLoopContext, ToolLoopFailure, ToolLoopOutput } from '../../machines/tool-loop.js';
+import {
+  finishedOfRound,
+  type ToolLoopContext,
+  type ToolLoopFailure,
+  type ToolLoopOutput,
+} from '../../machines/tool-loop.js';
 import {
   AbortError,
   ChainError,
@@ -106,7 +111,9 @@ export function loopPartial(
   return {
     transcript: [],
     usage: context.usage,
-    toolLogs: context.donePlans,
+    // The calls of the round under way that finished are logged too, as the machine's own
+    // output logs them when a run fails mid-round.
+    toolLogs: [...context.donePlans, ...finishedOfRound(context)],
     details: recorder.details(),
   };
 }

@@ -9,6 +9,7 @@ import {
   approvals,
   costOf,
   createChain,
+  createToolLoop,
   type FileJournalStore,
   fileStore,
   JournalError,
@@ -135,6 +136,35 @@ describe('a store that fails mid-run', () => {
     expect(await fileStore(inner.dir).list()).toEqual([]);
     store.heal();
     expect((await chainLogging(log).invoke('book', { runId: 'trip', store })).text).toBe('booked');
+  });
+
+  it('a tool loop failing mid-round logs the calls of that round that finished', async () => {
+    const loopOf = (log: Execution[]) =>
+      createToolLoop({
+        planner: async ({ roundIndex }) => ({
+          nextAction: roundIndex === 0 ? 'execute' : 'response',
+          executionCommands: ['a', 'b', 'c'].map((value) => ({
+            purpose: `charge ${value}`,
+            toolName: 'charge',
+            toolKwargs: { value },
+          })),
+        }),
+        tools: [loggingTool('charge', log)],
+        concurrency: 1,
+        respond: async () => 'done',
+      });
+    // Where the second call's result is appended, as an unfaulted run journals it.
+    const dry = memoryStore();
+    await loopOf([]).invoke('pay', { runId: 'dry', store: dry });
+    const types = ((await dry.read('dry')) ?? []).map((entry) => entry.type);
+    const secondResult = types.indexOf('result', types.indexOf('result') + 1) + 1;
+    const log: Execution[] = [];
+    const store = faultyStore(tempStore(), secondResult, { kind: 'ENOSPC' });
+    const error = await failure(loopOf(log).invoke('pay', { runId: 'pay', store }));
+    expect(error.reason).toBe('no-space');
+    expect(log.map((execution) => execution.callId)).toHaveLength(2);
+    const toolLogs = (error.partial as unknown as { toolLogs: { kwargs: unknown }[] }).toolLogs;
+    expect(toolLogs.map((record) => record.kwargs)).toEqual([{ value: 'a' }, { value: 'b' }]);
   });
 
   it('a failure after a call finished loses nothing confirmed: the resume does not run it again', async () => {
