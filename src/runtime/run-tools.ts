@@ -138,8 +138,11 @@ export class RunTools {
     const finished = (call: ToolCall, result: ToolResult, executor: string, ms: number) => {
       if (!signal.aborted) journal?.finished(call, result, executor, ms);
     };
-    const timed = async (call: ToolCall) =>
-      this.#timed(call, signal, journal && (await this.#attempt(call, journal)));
+    const timed = async (call: ToolCall) => {
+      // Queued behind the concurrency limit, its step cancelled meanwhile (see notStarted).
+      if (signal.aborted) return failedToolResult(call, notStarted(call, signal));
+      return this.#timed(call, signal, journal && (await this.#attempt(call, journal)));
+    };
     const gated = async (call: ToolCall): Promise<ToolResult> => {
       if (!gate) return runCall(call);
       try {
@@ -438,4 +441,15 @@ export class RunTools {
       ...(invalidToolCall !== undefined && { invalidToolCall }),
     });
   }
+}
+
+/**
+ * Why a chain's call queued behind toolConcurrency did not run: its step was cancelled before
+ * its turn came (the run's deadline, an abort). Such a call never starts: the machine no
+ * longer waits for its answer, and a durable run's intent for it would land after what the
+ * run went on to do (earlyStopping's final model call), where a replay cannot place it.
+ */
+function notStarted(call: Pick<ToolCall, 'name'>, signal: AbortSignal): string {
+  const reason = signal.reason instanceof Error ? signal.reason.message : String(signal.reason);
+  return `Tool '${call.name}' was not run: its step was cancelled before its turn (${reason}).`;
 }
