@@ -415,9 +415,10 @@ export async function checkCrash(c: CrashCase, onOutcome?: OutcomeListener): Pro
       const log3: Execution[] = [];
       const third = build(state3, log3, facts.from);
       if (!third) return;
+      const again = `re-resumed (${left.where}): `;
       const outcome3 = await phase(s, undefined, resumeIn(third, reader), 'invoke', state3, fail, {
         onOutcome,
-        label: 're-resumed: ',
+        label: again,
         name: 're-resumed ',
       });
       if (!settled(outcome3)) return;
@@ -428,10 +429,7 @@ export async function checkCrash(c: CrashCase, onOutcome?: OutcomeListener): Pro
         );
       }
       if (log3.length)
-        fail(
-          'journal-ends',
-          `re-resumed: ran ${log3.map((e) => `${e.tool} ${e.callId}`).join(', ')}`,
-        );
+        fail('journal-ends', `${again}ran ${log3.map((e) => `${e.tool} ${e.callId}`).join(', ')}`);
       if (state3.calls)
         fail(
           'journal-ends',
