@@ -431,10 +431,7 @@ export async function checkCrash(c: CrashCase, onOutcome?: OutcomeListener): Pro
       if (log3.length)
         fail('journal-ends', `${again}ran ${log3.map((e) => `${e.tool} ${e.callId}`).join(', ')}`);
       if (state3.calls)
-        fail(
-          'journal-ends',
-          `re-resumed: made ${state3.calls} model, planner or responder call(s)`,
-        );
+        fail('journal-ends', `${again}made ${state3.calls} model, planner or responder call(s)`);
       // Its journal must not grow: checked with the others' below.
     });
     // Nothing is written to an ended journal, by the run that ended it (a straggler) or by a
