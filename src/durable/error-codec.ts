@@ -17,6 +17,7 @@ import { InvalidToolCallError } from '../tools/invalid-tool-call.js';
 import { ToolCollisionError } from '../tools/tool-collision.js';
 import { ToolHookError } from '../tools/tool-hooks.js';
 import { JournalCodecError } from './codec-error.js';
+import { JournalError, type JournalErrorReason } from './journal-error.js';
 import { JournalMismatchError } from './journal-mismatch.js';
 
 // How errors cross the journal (the `error` tag of codec.ts). The payload is an object:
@@ -144,6 +145,18 @@ const REVIVALS: Readonly<Record<string, Revival>> = {
   [JournalCodecError.code]: {
     fields: ['path'],
     make: (m, f, o) => new JournalCodecError(str(f, 'path'), m, o),
+  },
+  // A store's fault ends a run with it (a full disk on a Restate worker): the client must be
+  // able to tell it by its class and reason, as the worker could.
+  [JournalError.code]: {
+    fields: ['reason', 'runId', 'file', 'line'],
+    make: (m, f, o) =>
+      new JournalError(str(f, 'reason') as JournalErrorReason, m, {
+        ...o,
+        ...(f.runId !== undefined && { runId: str(f, 'runId') }),
+        ...(f.file !== undefined && { file: str(f, 'file') }),
+        ...(f.line !== undefined && { line: num(f, 'line') }),
+      }),
   },
 };
 

@@ -41,31 +41,41 @@ export class StoreGuard {
     const runId = this.#runId;
     return new Promise<T>((resolve, reject) => {
       let grace: ReturnType<typeof setTimeout> | undefined;
-      const timer = setTimeout(
-        () => reject(this.#timedOut(doing, `within ${this.#timeoutMs} ms`)),
-        this.#timeoutMs,
-      );
+      const timer = setTimeout(() => {
+        settle();
+        reject(this.#timedOut(doing, `within ${this.#timeoutMs} ms`));
+      }, this.#timeoutMs);
       const arm = () => {
-        grace ??= setTimeout(
-          () => reject(this.#timedOut(doing, `within ${STORE_GRACE_MS} ms after ${this.#cut}`)),
-          STORE_GRACE_MS,
-        );
+        grace ??= setTimeout(() => {
+          settle();
+          reject(this.#timedOut(doing, `within ${STORE_GRACE_MS} ms after ${this.#cut}`));
+        }, STORE_GRACE_MS);
       };
       if (this.#cut !== undefined) arm();
       else this.#pending.add(arm);
+      // Done with at the first of the work settling and a time-out: a store that never
+      // answers must not keep a grace timer, armed by a later cut, pending for nothing.
+      const settle = () => {
+        clearTimeout(timer);
+        clearTimeout(grace);
+        this.#pending.delete(arm);
+      };
       let started: Promise<T>;
       try {
         started = Promise.resolve(work());
       } catch (error) {
         started = Promise.reject(error);
       }
-      started
-        .then(resolve, (error: unknown) => reject(storeFault(error, doing, { runId })))
-        .finally(() => {
-          clearTimeout(timer);
-          clearTimeout(grace);
-          this.#pending.delete(arm);
-        });
+      started.then(
+        (value) => {
+          settle();
+          resolve(value);
+        },
+        (error: unknown) => {
+          settle();
+          reject(storeFault(error, doing, { runId }));
+        },
+      );
     });
   }
 

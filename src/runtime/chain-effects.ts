@@ -92,9 +92,10 @@ export function chainEffects(
               const stepJournal =
                 live && journal && toolCallJournal(journal, live.seq, live.calls, live.approvals);
               // A step in flight at the crash: the machine learns at once what of it finished
-              // (before a deadline that passed meanwhile can fire); RunTools records it.
+              // (before a deadline that passed meanwhile can fire), and details() records it,
+              // whether or not the step then gets to run (RunTools runs only the rest).
               if (live) {
-                replayedResults(request.input.calls, [...live.calls.values()], undefined, send);
+                replayedResults(request.input.calls, [...live.calls.values()], run, send);
               }
               return answer(
                 'executeTools',

@@ -135,7 +135,12 @@ export function chainPartial(
 ): Omit<ChainPartialResult, 'intermediateSteps' | 'output'> {
   const output = brokenRunOutput(context, 'stopped', undefined);
   return withDetails(
-    { transcript: output.transcript.toArray(), usage: output.usage, steps: output.steps },
+    {
+      transcript: output.transcript.toArray(),
+      usage: output.usage,
+      ...(output.cost !== undefined && { cost: output.cost }),
+      steps: output.steps,
+    },
     recorder,
   );
 }

@@ -233,6 +233,20 @@ export function isJournalProblem(error: unknown): boolean {
   );
 }
 
+/** A JournalError of the store itself (its disk, its permissions, its time): not of the run. */
+export function isStoreFault(error: unknown): boolean {
+  if (!JournalError.isInstance(error)) return false;
+  return STORE_FAULTS.has(error.reason);
+}
+
+const STORE_FAULTS: ReadonlySet<string> = new Set([
+  'no-space',
+  'no-permission',
+  'too-large',
+  'timed-out',
+  'store-failed',
+]);
+
 /**
  * A journal problem as the run's caller gets it: a store's fault or a value the journal
  * cannot hold carries the run as it was when it stopped (`partial`), like any failed run; a

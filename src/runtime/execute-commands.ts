@@ -60,15 +60,6 @@ export async function executeCommands(
 ): Promise<ToolExecutionRecord[]> {
   const { registry, signal, onRecord, journal, approvals: gate } = options;
   const limit = options.concurrency === undefined ? undefined : pLimit(options.concurrency);
-  const replayed = (command: ToolCommand, call: ToolCall, result: ToolResult) => {
-    const known = journal?.known(call.id);
-    const now = performance.now();
-    const endedAt = now + (known?.ms ?? 0);
-    const resumed = { replayed: true as const };
-    options.onCallDone?.({ call, result, executor: 'local', startedAt: now, endedAt, resumed });
-    // The machine got its record when the round was asked for again (tool-loop-effects.ts).
-    return recordOf(command, result);
-  };
   // A command's record is journaled, and reaches the machine, only while its round is still
   // wanted (see RunTools.execute): details() records it either way, marked discarded then.
   const finished = (
@@ -181,9 +172,11 @@ export async function executeCommands(
       const call = calls[index] as ToolCall;
       const known = journal?.known(call.id);
       // Finished before the crash: its record again, from the journal; the tool does not run.
+      // (The machine got it, and details() recorded it, when the round was asked for again:
+      // tool-loop-effects.ts, even if the round is cancelled before this runs.)
       if (known?.finished) {
         const result = known.result as ToolResult;
-        const record = replayed(command, call, result);
+        const record = recordOf(command, result);
         // Its afterToolCall threw before the crash: the round fails as it did.
         if (known.hookFailed !== undefined) {
           return Promise.reject(journaledHookFailure(call, known.hookFailed, result));

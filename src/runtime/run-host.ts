@@ -25,6 +25,7 @@ import {
   durableActor,
   durableOptionsOf,
   isJournalProblem,
+  isStoreFault,
   type LiveRun,
   LiveRuns,
   openJournal,
@@ -308,7 +309,17 @@ export class RunHost<K extends RunTypes> implements EffectsHost<K['resources']> 
       const kind = this.#kind;
       const journal = await this.#journalWork(recorder, () =>
         openJournal(durable, kind.kind, kind.runInput(input), kind.config),
-      );
+      ).catch((error: unknown) => {
+        // The run ends here: its details stop counting time.
+        recorder.finish();
+        // The store failed as the run began (its start entry): the run as it stood then, its
+        // input and nothing done, is the partial run a store's fault carries.
+        throw isStoreFault(error)
+          ? withPartialRun(error, () =>
+              kind.partial(createActor(this.machine, { input }).getSnapshot().context, recorder),
+            )
+          : error;
+      });
       const output = await this.run(recorder, input, runOptions, listener, onSnapshot, journal);
       return { output, recorder };
     });

@@ -151,8 +151,13 @@ export class RunTools {
       journal?.finished(call, result, done?.executor ?? 'local', ms, failure);
       onResult?.(result);
     };
-    const timed = async (call: ToolCall) =>
-      this.#timed(call, signal, journal && (await this.#attempt(call, journal)));
+    const timed = async (call: ToolCall): Promise<TimedCall> => {
+      // Queued behind the concurrency limit, its step cancelled meanwhile (see notStarted).
+      if (signal.aborted) {
+        return { result: failedToolResult(call, notStarted(call, signal)), done: undefined };
+      }
+      return this.#timed(call, signal, journal && (await this.#attempt(call, journal)));
+    };
     const gated = async (call: ToolCall): Promise<ToolResult> => {
       if (!gate) return runCall(call);
       try {
@@ -208,9 +213,10 @@ export class RunTools {
       calls.map((call) => {
         const known = journal?.known(call.id);
         if (known?.finished) {
-          const result = this.#replayed(call, known.result as ToolResult, known);
-          // A stream it opened before the crash is gone with that process. The machine got
-          // its result when the step was asked for again (chain-effects.ts).
+          // The machine got its result, and details() recorded it, when the step was asked for
+          // again (chain-effects.ts), even if the step is cancelled before this runs.
+          const result = known.result as ToolResult;
+          // A stream it opened before the crash is gone with that process.
           if (this.#followLost(result, step)) openedStream = true;
           // Its afterToolCall threw before the crash: the step fails as it did.
           if (known.hookFailed !== undefined) {
@@ -233,24 +239,6 @@ export class RunTools {
       idempotencyKey: journal.idempotencyKey(call.id),
       ...(known && { possiblyRepeated: true as const }),
     };
-  }
-
-  /** A call answered from the journal: recorded for details(), not run. */
-  #replayed(
-    call: ToolCall,
-    result: ToolResult,
-    known: { readonly executor?: string; readonly ms?: number },
-  ): ToolResult {
-    const now = performance.now();
-    this.#options.onCallDone?.({
-      call,
-      result,
-      executor: known.executor ?? 'local',
-      startedAt: now,
-      endedAt: now + (known.ms ?? 0),
-      resumed: { replayed: true },
-    });
-    return result;
   }
 
   /**
@@ -453,4 +441,15 @@ export class RunTools {
       ...(invalidToolCall !== undefined && { invalidToolCall }),
     });
   }
+}
+
+/**
+ * Why a chain's call queued behind toolConcurrency did not run: its step was cancelled before
+ * its turn came (the run's deadline, an abort). Such a call never starts: the machine no
+ * longer waits for its answer, and a durable run's intent for it would land after what the
+ * run went on to do (earlyStopping's final model call), where a replay cannot place it.
+ */
+function notStarted(call: Pick<ToolCall, 'name'>, signal: AbortSignal): string {
+  const reason = signal.reason instanceof Error ? signal.reason.message : String(signal.reason);
+  return `Tool '${call.name}' was not run: its step was cancelled before its turn (${reason}).`;
 }

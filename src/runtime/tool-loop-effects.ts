@@ -115,11 +115,11 @@ export function toolLoopEffects(
               const roundJournal =
                 live && journal && toolCallJournal(journal, live.seq, live.calls, live.approvals);
               // A round in flight at the crash: the machine learns at once what of it
-              // finished (before a timeout that passed meanwhile can fire); executeCommands
-              // records it.
+              // finished (before a timeout that passed meanwhile can fire), and details()
+              // records it, whether or not the round then gets to run (only the rest runs).
               if (live) {
                 const known = [...live.calls.values()];
-                for (const event of replayedRecords(request.input, known, undefined).events) {
+                for (const event of replayedRecords(request.input, known, recorder).events) {
                   send(event);
                 }
               }

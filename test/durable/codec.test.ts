@@ -20,6 +20,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import { decode, encode } from '../../src/durable/codec.js';
 import { JournalCodecError } from '../../src/durable/codec-error.js';
+import { JournalError } from '../../src/durable/journal-error.js';
 import { JournalMismatchError } from '../../src/durable/journal-mismatch.js';
 
 /** Through the codec and a real JSON text, as a journal line would take it. */
@@ -195,6 +196,16 @@ describe('errors', () => {
       }),
     ],
     ['JournalCodecError', new JournalCodecError('$.x', 'Cannot journal $.x')],
+    [
+      'JournalError',
+      new JournalError('no-space', 'The disk is full', {
+        runId: 'trip',
+        file: '/tmp/trip.jsonl',
+        line: 3,
+        cause: Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' }),
+      }),
+    ],
+    ['JournalError without a file', new JournalError('timed-out', 'The store stalled')],
   ];
 
   for (const [label, error] of errors) {
@@ -214,6 +225,7 @@ describe('errors', () => {
       AbortError,
       ToolCollisionError,
       JournalMismatchError,
+      JournalError,
     ] as const;
     for (const C of classes) {
       const original = errors.find(([, e]) => e.constructor === C)?.[1] as StatecraftError;

@@ -137,6 +137,48 @@ describe('durable deadlines', () => {
     expect(answer).toMatchObject({ role: 'tool', success: false });
   });
 
+  it('a call queued behind toolConcurrency when the deadline cancels its step never starts, and the run replays', async () => {
+    const started: string[] = [];
+    // The first call holds the only slot until the deadline aborts it; the second waits.
+    const slow = defineTool({
+      name: 'charge',
+      description: 'Records a charge.',
+      input: z.object({ value: z.string() }),
+      execute: ({ value }, { signal }) => {
+        started.push(value);
+        return new Promise<never>((_, reject) =>
+          signal.addEventListener('abort', () => reject(signal.reason), { once: true }),
+        );
+      },
+    });
+    const turns: readonly Turn[] = [
+      {
+        calls: [
+          { id: 'c1', name: 'charge', arguments: { value: 'first' } },
+          { id: 'c2', name: 'charge', arguments: { value: 'second' } },
+        ],
+      },
+      { text: 'stopped' },
+    ];
+    const chainOf = () =>
+      createChain({
+        model: turnModel(turns),
+        tools: [slow],
+        toolConcurrency: 1,
+        maxExecutionTime: 300,
+        earlyStopping: 'generate',
+      });
+    const store = memoryStore();
+    const result = await chainOf().invoke('charge', { runId: 'q', store });
+    expect(result.text).toBe('stopped');
+    expect(started).toEqual(['first']);
+    const entries = (await store.read('q')) ?? [];
+    expect(entries.filter((entry) => entry.type === 'call')).toHaveLength(1);
+    // Replayed from its journal: the same end, nothing run again.
+    expect((await chainOf().resume('q', { store })).text).toBe('stopped');
+    expect(started).toEqual(['first']);
+  });
+
   it("a tool loop's timeout too", async () => {
     const planner = (_context: unknown, { signal }: { signal: AbortSignal }) =>
       new Promise<never>((_, reject) =>

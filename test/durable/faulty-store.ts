@@ -15,6 +15,8 @@ export type Fault =
 export interface FaultyStore extends JournalStore {
   /** Appends attempted so far (the start entry is the first). */
   readonly appends: number;
+  /** The entries whose append resolved, in the order they resolved: what the run was promised. */
+  readonly confirmed: readonly JournalEntry[];
   /** The fault is cleared: every later operation goes through. */
   heal(): void;
 }
@@ -31,30 +33,48 @@ export function faultyStore(
 ): FaultyStore {
   let appends = 0;
   let healed = false;
+  const confirmed: JournalEntry[] = [];
+  let last: Promise<void> = Promise.resolve();
+  async function failWith(entry: JournalEntry): Promise<void> {
+    switch (fault.kind) {
+      case 'stall':
+        return new Promise<void>(() => {});
+      case 'throw':
+        throw new Error('the store broke');
+      default: {
+        if (fault.tear) {
+          const line = JSON.stringify(entry);
+          await appendFile(fault.tear, line.slice(0, Math.ceil(line.length / 2)));
+        }
+        throw Object.assign(new Error(`${fault.kind}: simulated`), { code: fault.kind });
+      }
+    }
+  }
   const store: FaultyStore = {
     get appends() {
       return appends;
     },
+    confirmed,
     heal() {
       healed = true;
     },
     ...(timeoutMs !== undefined && { timeoutMs }),
-    async append(runId: string, entry: JournalEntry) {
+    append(runId: string, entry: JournalEntry) {
       appends++;
-      if (healed || appends < at) return inner.append(runId, entry);
-      switch (fault.kind) {
-        case 'stall':
-          return new Promise<void>(() => {});
-        case 'throw':
-          throw new Error('the store broke');
-        default: {
-          if (fault.tear) {
-            const line = JSON.stringify(entry);
-            await appendFile(fault.tear, line.slice(0, Math.ceil(line.length / 2)));
-          }
-          throw Object.assign(new Error(`${fault.kind}: simulated`), { code: fault.kind });
-        }
-      }
+      const failing = !healed && appends >= at;
+      // As it was appended: what the caller does to the object afterwards is not the journal's.
+      const copy = JSON.parse(JSON.stringify(entry)) as JournalEntry;
+      // Appends complete in the order they were called (the JournalStore contract), a failing
+      // one too: a store fails the write it is at, after the ones before it landed.
+      const done = last.then(async () => {
+        if (!failing) {
+          await inner.append(runId, entry);
+          confirmed.push(copy);
+        } else await failWith(entry);
+      });
+      // A stalled append holds up nothing once the store is healed.
+      if (!(failing && fault.kind === 'stall')) last = done.catch(() => {});
+      return done;
     },
     read: (runId) => inner.read(runId),
     list: () => inner.list(),

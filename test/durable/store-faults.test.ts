@@ -7,7 +7,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
   approvals,
+  costOf,
   createChain,
+  createToolLoop,
   type FileJournalStore,
   fileStore,
   JournalError,
@@ -15,7 +17,7 @@ import {
   memoryStore,
 } from 'statecraft';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Fault, faultyStore } from './faulty-store.js';
+import { type Fault, type FaultyStore, faultyStore } from './faulty-store.js';
 import { type Execution, loggingTool, type Turn, turnModel } from './helpers.js';
 
 const TURNS: readonly Turn[] = [
@@ -36,7 +38,12 @@ function tempStore(): FileJournalStore {
   return fileStore(dir);
 }
 
-function chainLogging(log: Execution[], options: { maxExecutionTime?: number } = {}) {
+const PRICES = { inputPerMillion: 2, outputPerMillion: 8 };
+
+function chainLogging(
+  log: Execution[],
+  options: { maxExecutionTime?: number; prices?: typeof PRICES } = {},
+) {
   return createChain({
     model: turnModel(TURNS),
     tools: [loggingTool('reserve', log), loggingTool('charge', log)],
@@ -98,6 +105,67 @@ describe('a store that fails mid-run', () => {
       expect(await approvals(fileStore(inner.dir)).list()).toEqual([]);
     },
   );
+
+  it('a failure while tools run keeps the step whose tools ran, so its usage adds up, and its cost', async () => {
+    const store = faultyStore(tempStore(), APPEND.c1Result, { kind: 'EACCES' });
+    const chain = chainLogging([], { prices: PRICES });
+    const error = await failure(chain.invoke('book', { runId: 'trip', store }));
+    const partial = error.partial as unknown as {
+      steps: { usage: { totalTokens: number } }[];
+      usage: { totalTokens: number };
+      cost?: number;
+    };
+    expect(partial.usage.totalTokens).toBe(15);
+    expect(partial.steps.map((step) => step.usage.totalTokens)).toEqual([15]);
+    expect(partial.cost).toBe(costOf(partial.usage as Parameters<typeof costOf>[0], PRICES));
+  });
+
+  it('a failure of the start entry ends typed, with the run as it stood: its input, nothing done', async () => {
+    const inner = tempStore();
+    const store = faultyStore(inner, 1, {
+      kind: 'ENOSPC',
+      tear: path.join(inner.dir, 'trip.jsonl'),
+    });
+    const log: Execution[] = [];
+    const error = await failure(chainLogging(log).invoke('book', { runId: 'trip', store }));
+    expect(error.reason).toBe('no-space');
+    expect(error.partial?.transcript).toEqual([{ role: 'user', content: 'book' }]);
+    expect(error.partial?.usage.totalTokens).toBe(0);
+    expect(log).toEqual([]);
+    // Nothing began: no run is listed, and the id starts a run once the disk has room.
+    expect(await fileStore(inner.dir).list()).toEqual([]);
+    store.heal();
+    expect((await chainLogging(log).invoke('book', { runId: 'trip', store })).text).toBe('booked');
+  });
+
+  it('a tool loop failing mid-round logs the calls of that round that finished', async () => {
+    const loopOf = (log: Execution[]) =>
+      createToolLoop({
+        planner: async ({ roundIndex }) => ({
+          nextAction: roundIndex === 0 ? 'execute' : 'response',
+          executionCommands: ['a', 'b', 'c'].map((value) => ({
+            purpose: `charge ${value}`,
+            toolName: 'charge',
+            toolKwargs: { value },
+          })),
+        }),
+        tools: [loggingTool('charge', log)],
+        concurrency: 1,
+        respond: async () => 'done',
+      });
+    // Where the second call's result is appended, as an unfaulted run journals it.
+    const dry = memoryStore();
+    await loopOf([]).invoke('pay', { runId: 'dry', store: dry });
+    const types = ((await dry.read('dry')) ?? []).map((entry) => entry.type);
+    const secondResult = types.indexOf('result', types.indexOf('result') + 1) + 1;
+    const log: Execution[] = [];
+    const store = faultyStore(tempStore(), secondResult, { kind: 'ENOSPC' });
+    const error = await failure(loopOf(log).invoke('pay', { runId: 'pay', store }));
+    expect(error.reason).toBe('no-space');
+    expect(log.map((execution) => execution.callId)).toHaveLength(2);
+    const toolLogs = (error.partial as unknown as { toolLogs: { kwargs: unknown }[] }).toolLogs;
+    expect(toolLogs.map((record) => record.kwargs)).toEqual([{ value: 'a' }, { value: 'b' }]);
+  });
 
   it('a failure after a call finished loses nothing confirmed: the resume does not run it again', async () => {
     const store = faultyStore(tempStore(), APPEND.c1StepAnswer, { kind: 'ENOSPC' });
@@ -168,6 +236,27 @@ describe('a store that never answers', () => {
     );
     expect(error.reason).toBe('timed-out');
     expect(error.message).toContain('after the run was cancelled');
+  });
+
+  it('leaves no timer behind once it timed out, though the run was cancelled while it waited', async () => {
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const before = timers();
+    const controller = new AbortController();
+    const store = stalled(500);
+    const run = chainLogging([]).invoke('book', {
+      runId: 'slow',
+      store,
+      signal: controller.signal,
+    });
+    // Cancelled once the store has stalled: its grace (2 s) is longer than what is left of
+    // the store's own 500 ms, which ends the wait first.
+    while ((store as FaultyStore).appends < APPEND.executeToolsRequest)
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    controller.abort();
+    const error = await failure(run);
+    expect(error.reason).toBe('timed-out');
+    expect(error.message).toContain('within 500 ms');
+    expect(timers()).toBeLessThanOrEqual(before);
   });
 
   it('is bounded by the store’s own timeoutMs when the run has neither', async () => {

@@ -1,6 +1,29 @@
 import fc from 'fast-check';
-import { type JournalEntry, type JournalStore, memoryStore } from 'statecraft';
+import {
+  fileStore,
+  type JournalEntry,
+  JournalError,
+  type JournalStore,
+  memoryStore,
+} from 'statecraft';
+import { faultyStore } from '../durable/faulty-store.js';
 import { FROM_START, REJECT_ONCE, runOptionsOf, type ScriptStart } from './build.js';
+import {
+  type CrashFault,
+  caseFolder,
+  checkFolder,
+  crashedFolder,
+  describeFault,
+  faultArb,
+  faultAt,
+  injected,
+  isRunBusy,
+  journalFile,
+  reasonOf,
+  removeFolder,
+  STALL_TIMEOUT_MS,
+  texts,
+} from './faults.js';
 import { type Execution, type ModelState, OpenThings } from './fixtures.js';
 import {
   BOUND_MS,
@@ -8,9 +31,11 @@ import {
   type CheckRunOptions,
   checkRun,
   construct,
+  describe,
   type Fail,
   type FuzzRunnable,
   INPUT,
+  type Invariant,
   isJournalFailure,
   type Outcome,
   type OutcomeListener,
@@ -34,12 +59,19 @@ import {
 // options, tools and model script), then resumed once more after it ended. Each of the three
 // runs is checked like any fuzz run (invariants a–h, as they apply: a resume is not streamed),
 // and crash mode adds CRASH_INVARIANTS 1–5 (invariants.ts).
+//
+// Some cases add a fault (faults.ts), on a real fileStore in a folder of their own: the store
+// fails at one append instead of the crash (6, 7; its resume once the fault is cleared: 10), a
+// process died mid-line while taking the crashed run over, or several resume it at once (11);
+// after each, the folder holds a valid journal and nothing else (8, 9).
 
 /** A scenario and where its run crashes (see prefixLength). */
 export interface CrashCase<S extends Scenario = Scenario> {
   readonly scenario: S;
   /** 0–1000: how far into the journal the crash falls, in thousandths of its length. */
   readonly crash: number;
+  /** What else goes wrong (faults.ts); none for most cases, and for every older one. */
+  readonly fault?: CrashFault | undefined;
 }
 
 // A fraction rather than an index: the journal's length is only known once the scenario ran,
@@ -48,12 +80,16 @@ export interface CrashCase<S extends Scenario = Scenario> {
 const crashArb = fc.integer({ min: 0, max: 1000 });
 
 export const CRASH_CASES = {
-  chain: fc.record({ scenario: chainScenarioArb, crash: crashArb }) as fc.Arbitrary<
-    CrashCase<ChainScenario>
-  >,
-  loop: fc.record({ scenario: loopScenarioArb, crash: crashArb }) as fc.Arbitrary<
-    CrashCase<LoopScenario>
-  >,
+  chain: fc.record({
+    scenario: chainScenarioArb,
+    crash: crashArb,
+    fault: faultArb,
+  }) as fc.Arbitrary<CrashCase<ChainScenario>>,
+  loop: fc.record({
+    scenario: loopScenarioArb,
+    crash: crashArb,
+    fault: faultArb,
+  }) as fc.Arbitrary<CrashCase<LoopScenario>>,
 } as const;
 
 /** How many entries the crashed store keeps: 1 (the start entry) to all (an ended run). */
@@ -187,18 +223,19 @@ function shape(entries: readonly JournalEntry[], cut: number): string {
   return entries.map((e, i) => (i === cut ? `| ${e.type}` : e.type)).join(' ');
 }
 
-/** Invariant 4: the journal ends with an `end` entry whose status is the outcome's. */
+/** Invariant 4 (10 after a store fault): the journal ends with an `end` entry of the outcome's status. */
 function checkEnd(
   entries: readonly JournalEntry[],
   outcome: Outcome,
   label: string,
   fail: Fail,
+  invariant: Invariant = 'journal-ends',
 ): boolean {
   const status = outcome.error === undefined ? 'succeeded' : 'failed';
   const last = entries.at(-1);
   if (last?.type === 'end' && last.status === status) return true;
   fail(
-    'journal-ends',
+    invariant,
     `${label}the run ${outcomeName(outcome)} but its journal ends with ${JSON.stringify(last)?.slice(0, 120)}, not {"type":"end","status":"${status}"}`,
   );
   return false;
@@ -216,123 +253,328 @@ function checkKeys(log: readonly Execution[], runId: string, label: string, fail
   }
 }
 
+/** What one run of a case left: its outcome, the tools it ran and the model calls it made. */
+interface Ran {
+  readonly outcome: Outcome;
+  readonly log: readonly Execution[];
+  readonly state: ModelState;
+}
+
 /** Crash mode's run of one case: returns every invariant it breaks (never throws). */
 export async function checkCrash(c: CrashCase, onOutcome?: OutcomeListener): Promise<Violation[]> {
   const s = c.scenario;
+  const { fault } = c;
   const found: Violation[] = [];
   const fail: Fail = (invariant, message) => found.push({ invariant, message });
   const runId = `fuzz-${process.pid}-${++runs}`;
-  const opens = [new OpenThings(), new OpenThings(), new OpenThings()] as const;
-  const build = (open: OpenThings, state: ModelState, log: Execution[], from?: ScriptStart) =>
-    construct(() => buildScenario(s, open, state, { log, ...(from && { from }) }), fail, onOutcome);
+  // What every run of the case opened (one per run; racers add theirs as they start).
+  const opens: OpenThings[] = [];
+  const build = (state: ModelState, log: Execution[], from?: ScriptStart) => {
+    const open = new OpenThings();
+    opens.push(open);
+    return construct(
+      () => buildScenario(s, open, state, { log, ...(from && { from }) }),
+      fail,
+      onOutcome,
+    );
+  };
   // Journals that ended right when their run settled: read again once stragglers are done.
   const ended: { store: JournalStore; length: number; label: string }[] = [];
-  await watched(opens, fail, async () => {
-    // 1. The uncrashed durable run, invoked or streamed as the scenario says.
-    const store = memoryStore();
-    const state1: ModelState = { failed: false, calls: 0 };
-    const log1: Execution[] = [];
-    const first = build(opens[0], state1, log1);
-    if (!first) return;
-    const outcome1 = await phase(
-      s,
-      s.abortAtMs,
-      (signal) => {
-        const options = { signal, runId, store, ...runOptionsOf(s) };
-        return s.via === 'invoke' ? first.invoke(INPUT, options) : first.stream(INPUT, options);
-      },
-      s.via,
-      state1,
-      fail,
-      { onOutcome, label: 'uncrashed: ', name: 'uncrashed ' },
-    );
-    checkKeys(log1, runId, 'uncrashed: ', fail);
-    if (!settled(outcome1)) return;
-    const entries = (await store.read(runId)) ?? [];
-    if (checkEnd(entries, outcome1, 'uncrashed: ', fail))
-      ended.push({ store, length: entries.length, label: 'uncrashed: ' });
-    if (entries.length === 0) return;
+  // Faulted, torn and raced cases keep their journal in a folder of their own.
+  const dir = fault ? await caseFolder() : undefined;
+  /** Entries the faulted run's store confirmed: the journal must keep them first. */
+  let confirmed: readonly JournalEntry[] = [];
+  try {
+    await watched(opens, fail, async () => {
+      // 1. The uncrashed durable run, invoked or streamed as the scenario says.
+      const store = memoryStore();
+      const state1: ModelState = { failed: false, calls: 0 };
+      const log1: Execution[] = [];
+      const first = build(state1, log1);
+      if (!first) return;
+      const outcome1 = await phase(
+        s,
+        s.abortAtMs,
+        (signal) => {
+          const options = { signal, runId, store, ...runOptionsOf(s) };
+          return s.via === 'invoke' ? first.invoke(INPUT, options) : first.stream(INPUT, options);
+        },
+        s.via,
+        state1,
+        fail,
+        { onOutcome, label: 'uncrashed: ', name: 'uncrashed ' },
+      );
+      checkKeys(log1, runId, 'uncrashed: ', fail);
+      if (!settled(outcome1)) return;
+      const entries = (await store.read(runId)) ?? [];
+      if (checkEnd(entries, outcome1, 'uncrashed: ', fail))
+        ended.push({ store, length: entries.length, label: 'uncrashed: ' });
+      if (entries.length === 0) return;
 
-    // 2. The crash: the store keeps a prefix; a fresh process (chain or loop) resumes it.
-    const prefix = entries.slice(0, prefixLength(c.crash, entries.length));
-    onOutcome?.(`crashed after a '${prefix.at(-1)?.type}' entry`);
-    const facts = factsOf(prefix);
-    const crashed = await storeWith(runId, prefix);
-    // A ModelError replayed from the journal is the model's own failure, seen by process 1.
-    const state2: ModelState = { failed: state1.failed, calls: 0 };
-    const log2: Execution[] = [];
-    const second = build(opens[1], state2, log2, facts.from);
-    if (!second) return;
-    const resume = (runnable: FuzzRunnable) => (signal: AbortSignal) =>
-      runnable.resume(runId, { store: crashed, signal, ...runOptionsOf(s) });
-    const resumed = `resumed (crash after entry ${prefix.length} of ${entries.length}, a '${prefix.at(-1)?.type}'): `;
-    const outcome2 = await phase(s, s.abortAtMs, resume(second), 'invoke', state2, fail, {
-      onOutcome,
-      label: resumed,
-      name: 'resumed ',
-    });
-    for (const e of log2) {
-      if (facts.finished.has(e.callId)) {
-        fail(
-          'finished-not-rerun',
-          `${resumed}${e.tool} call ${e.callId} ran again though its result was journaled`,
+      // 2. What the resumed run finds: the prefix a crash left, or what a store fault did.
+      let left: { prefix: readonly JournalEntry[]; modelFailed: boolean; where: string };
+      if (fault?.kind === 'store' && dir) {
+        const faulted = await faultedRun(
+          s,
+          fault,
+          entries.length,
+          dir,
+          runId,
+          build,
+          fail,
+          onOutcome,
+        );
+        if (!faulted) return;
+        confirmed = faulted.confirmed;
+        left = { ...faulted, modelFailed: state1.failed || faulted.modelFailed };
+      } else {
+        const prefix = entries.slice(0, prefixLength(c.crash, entries.length));
+        onOutcome?.(`crashed after a '${prefix.at(-1)?.type}' entry`);
+        let torn: string | undefined;
+        if (dir) {
+          torn = await crashedFolder(dir, runId, prefix, entries[prefix.length], fault);
+          if (torn) onOutcome?.(`killed taking over: ${torn.replace(/\d+/g, 'N')}`);
+        }
+        left = {
+          prefix,
+          modelFailed: state1.failed,
+          where: `crash after entry ${prefix.length} of ${entries.length}, a '${prefix.at(-1)?.type}'${torn ? `, then ${torn}` : ''}`,
+        };
+      }
+      const { prefix } = left;
+      const facts = factsOf(prefix);
+      // A store fault's resume: the fault is cleared (a new process, the same folder).
+      const faulted = fault?.kind === 'store';
+      const storeOf = () => (dir ? fileStore(dir) : storeWith(runId, prefix));
+      const crashed: JournalStore = await storeOf();
+      const racers = fault?.kind === 'race' ? fault.racers : 1;
+      const resumeIn = (runnable: FuzzRunnable, into: JournalStore) => (signal: AbortSignal) =>
+        runnable.resume(runId, { store: into, signal, ...runOptionsOf(s) });
+      const resumed = faulted
+        ? `resumed once the fault was cleared (${left.where}): `
+        : `resumed (${left.where}): `;
+      // A ModelError replayed from the journal is the model's own failure, seen before.
+      const resumes: Promise<Ran | undefined>[] = [];
+      for (let i = 0; i < racers; i++) {
+        const state: ModelState = { failed: left.modelFailed, calls: 0 };
+        const log: Execution[] = [];
+        const runnable = build(state, log, facts.from);
+        if (!runnable) return;
+        // Each racer is a process of its own: its own fileStore over the same folder.
+        const into = racers > 1 ? fileStore(dir as string) : crashed;
+        const label = racers > 1 ? `racer ${i + 1} of ${racers} (${left.where}): ` : resumed;
+        resumes.push(
+          phase(s, s.abortAtMs, resumeIn(runnable, into), 'invoke', state, fail, {
+            onOutcome,
+            label,
+            name: racers > 1 ? 'racer ' : 'resumed ',
+            ...(racers > 1 && { provoked: (error) => (isRunBusy(error) ? 'refused' : undefined) }),
+          }).then((outcome) => ({ outcome, log, state })),
         );
       }
-    }
-    for (const id of facts.inFlight) {
-      const times = log2.filter((e) => e.callId === id).length;
-      if (times > 1)
-        fail('reissued-once', `${resumed}call ${id}, in flight at the crash, ran ${times} times`);
-    }
-    checkKeys(log2, runId, resumed, fail);
-    if (!settled(outcome2)) return;
-    onOutcome?.(deterministic(s) ? 'outcomes compared (1)' : 'outcomes not compared (timing)');
-    if (deterministic(s) && outcomeName(outcome2) !== outcomeName(outcome1)) {
-      fail(
-        'same-outcome',
-        `the uncrashed run ${outcomeName(outcome1)}; ${resumed}it ${outcomeName(outcome2)} (journal: ${shape(entries, prefix.length)})`,
-      );
-    }
-    const after = (await crashed.read(runId)) ?? [];
-    if (!checkEnd(after, outcome2, resumed, fail)) return;
-    ended.push({ store: crashed, length: after.length, label: 'resumed, then re-resumed: ' });
+      const ran = (await Promise.all(resumes)).filter((r): r is Ran => r !== undefined);
+      const rerun: Invariant = faulted ? 'fault-resumes' : 'finished-not-rerun';
+      const reissued: Invariant = faulted ? 'fault-resumes' : 'reissued-once';
+      const logs = ran.flatMap((r) => r.log);
+      for (const e of logs) {
+        if (facts.finished.has(e.callId))
+          fail(
+            rerun,
+            `${resumed}${e.tool} call ${e.callId} ran again though its result was journaled`,
+          );
+      }
+      for (const id of facts.inFlight) {
+        const times = logs.filter((e) => e.callId === id).length;
+        if (times > 1) fail(reissued, `${resumed}call ${id}, in flight then, ran ${times} times`);
+      }
+      checkKeys(logs, runId, resumed, fail);
+      const main = racers > 1 ? checkRacers(ran, fail) : ran[0];
+      if (!main || !settled(main.outcome)) return;
+      const outcome2 = main.outcome;
+      onOutcome?.(deterministic(s) ? 'outcomes compared (1)' : 'outcomes not compared (timing)');
+      if (deterministic(s) && outcomeName(outcome2) !== outcomeName(outcome1)) {
+        fail(
+          'same-outcome',
+          `the uncrashed run ${outcomeName(outcome1)}; ${resumed}it ${outcomeName(outcome2)} (journal: ${shape(entries, prefix.length)})`,
+        );
+      }
+      const reader = racers > 1 ? await storeOf() : crashed;
+      const after = (await reader.read(runId)) ?? [];
+      if (racers > 1) {
+        const ends = after.filter((e) => e.type === 'end').length;
+        if (ends !== 1) fail('one-racer', `the raced journal has ${ends} end entries`);
+      }
+      if (!checkEnd(after, outcome2, resumed, fail, faulted ? 'fault-resumes' : 'journal-ends'))
+        return;
+      ended.push({ store: reader, length: after.length, label: 'resumed, then re-resumed: ' });
 
-    // 3. Resumed once more, after it ended: settles alike from the journal, calling nothing.
-    // No abort: nothing runs live, and an abort arriving mid-replay is not what is tested.
-    // (Skipped when the journal did not end right: that is reported already.)
-    const state3: ModelState = { failed: state1.failed || state2.failed, calls: 0 };
-    const log3: Execution[] = [];
-    const third = build(opens[2], state3, log3, facts.from);
-    if (!third) return;
-    const outcome3 = await phase(s, undefined, resume(third), 'invoke', state3, fail, {
-      onOutcome,
-      label: 're-resumed: ',
-      name: 're-resumed ',
+      // 3. Resumed once more, after it ended: settles alike from the journal, calling nothing.
+      // No abort: nothing runs live, and an abort arriving mid-replay is not what is tested.
+      // (Skipped when the journal did not end right: that is reported already.)
+      const state3: ModelState = { failed: ran.some((r) => r.state.failed), calls: 0 };
+      const log3: Execution[] = [];
+      const third = build(state3, log3, facts.from);
+      if (!third) return;
+      const again = `re-resumed (${left.where}): `;
+      const outcome3 = await phase(s, undefined, resumeIn(third, reader), 'invoke', state3, fail, {
+        onOutcome,
+        label: again,
+        name: 're-resumed ',
+      });
+      if (!settled(outcome3)) return;
+      if (outcomeName(outcome3) !== outcomeName(outcome2)) {
+        fail(
+          'journal-ends',
+          `resumed, the run ${outcomeName(outcome2)}; resumed again, it ${outcomeName(outcome3)}`,
+        );
+      }
+      if (log3.length)
+        fail('journal-ends', `${again}ran ${log3.map((e) => `${e.tool} ${e.callId}`).join(', ')}`);
+      if (state3.calls)
+        fail('journal-ends', `${again}made ${state3.calls} model, planner or responder call(s)`);
+      // Its journal must not grow: checked with the others' below.
     });
-    if (!settled(outcome3)) return;
-    if (outcomeName(outcome3) !== outcomeName(outcome2)) {
-      fail(
-        'journal-ends',
-        `resumed, the run ${outcomeName(outcome2)}; resumed again, it ${outcomeName(outcome3)}`,
-      );
+    // Nothing is written to an ended journal, by the run that ended it (a straggler) or by a
+    // resume that found it ended.
+    for (const { store, length, label } of ended) {
+      const now = (await store.read(runId)) ?? [];
+      if (now.length !== length) {
+        const added = now.slice(length).map((e) => e.type);
+        fail('journal-ends', `${label}the ended journal grew afterwards: ${added.join(', ')}`);
+      }
     }
-    if (log3.length)
-      fail(
-        'journal-ends',
-        `re-resumed: ran ${log3.map((e) => `${e.tool} ${e.callId}`).join(', ')}`,
-      );
-    if (state3.calls)
-      fail('journal-ends', `re-resumed: made ${state3.calls} model, planner or responder call(s)`);
-    // Its journal must not grow: checked with the others' below.
-  });
-  // Nothing is written to an ended journal, by the run that ended it (a straggler) or by a
-  // resume that found it ended.
-  for (const { store, length, label } of ended) {
-    const now = (await store.read(runId)) ?? [];
-    if (now.length !== length) {
-      const added = now.slice(length).map((e) => e.type);
-      fail('journal-ends', `${label}the ended journal grew afterwards: ${added.join(', ')}`);
+    if (dir) {
+      const label = `at the end (${fault ? describeFault(fault) : ''}): `;
+      const final = await checkFolder(dir, runId, label, fail);
+      // What the faulted run was promised is still the journal's beginning.
+      const kept = texts(final ?? []).slice(0, confirmed.length);
+      if (confirmed.length && kept.join('\n') !== texts(confirmed).join('\n')) {
+        fail('nothing-lost', `${label}the journal no longer begins with the confirmed entries`);
+      }
     }
+  } catch (error) {
+    // The harness itself (a folder it could not read): reported, never thrown.
+    fail('journal-valid', `the case could not be checked: ${describe(error)}`);
+  } finally {
+    await removeFolder(dir);
   }
   return found;
+}
+
+/**
+ * A fresh run of the scenario on a fileStore that fails at one append (and every one after),
+ * checked: invariant 6 on how it ended, 7–9 on what it left. Returns the journal it left, to
+ * be resumed once the fault is cleared; undefined when there is nothing to resume.
+ */
+async function faultedRun(
+  s: Scenario,
+  fault: Extract<CrashFault, { kind: 'store' }>,
+  length: number,
+  dir: string,
+  runId: string,
+  build: (state: ModelState, log: Execution[]) => FuzzRunnable | undefined,
+  fail: Fail,
+  onOutcome: OutcomeListener | undefined,
+): Promise<
+  | {
+      prefix: readonly JournalEntry[];
+      confirmed: readonly JournalEntry[];
+      modelFailed: boolean;
+      where: string;
+    }
+  | undefined
+> {
+  const at = faultAt(fault.at, length);
+  const store = faultyStore(
+    fileStore(dir),
+    at,
+    injected(fault, journalFile(dir, runId)),
+    fault.error === 'stall' ? STALL_TIMEOUT_MS : undefined,
+  );
+  const state: ModelState = { failed: false, calls: 0 };
+  const log: Execution[] = [];
+  const runnable = build(state, log);
+  if (!runnable) return undefined;
+  const where = `${describeFault(fault)} at append ${at} of ${length}`;
+  const label = `faulted (${where}): `;
+  const struck = () => store.appends >= at;
+  const reason = reasonOf(fault.error);
+  const outcome = await phase(
+    s,
+    s.abortAtMs,
+    (signal) => {
+      const options = { signal, runId, store, ...runOptionsOf(s) };
+      return s.via === 'invoke' ? runnable.invoke(INPUT, options) : runnable.stream(INPUT, options);
+    },
+    s.via,
+    state,
+    fail,
+    {
+      onOutcome,
+      label,
+      name: 'faulted ',
+      // A stalled store's small timeoutMs may also cut a slow healthy append: same reason.
+      provoked: (error) =>
+        JournalError.isInstance(error) && (struck() || error.reason === reason)
+          ? 'failed'
+          : undefined,
+    },
+  );
+  checkKeys(log, runId, label, fail);
+  if (outcome.hung) return undefined;
+  onOutcome?.(struck() ? `fault struck: ${fault.error}` : 'fault never struck');
+  if (struck()) {
+    const { error } = outcome;
+    if (!JournalError.isInstance(error)) {
+      fail('fault-typed', `${label}the run ${outcomeName(outcome)}, though its store failed`);
+    } else {
+      if (error.reason !== reason)
+        fail('fault-typed', `${label}ended '${error.reason}', not '${reason}': ${describe(error)}`);
+      if (error.partial === undefined)
+        fail('fault-typed', `${label}${describe(error)} carries no partial run`);
+    }
+  }
+  const read = await checkFolder(dir, runId, label, fail);
+  const promised = texts(store.confirmed);
+  const kept = texts(read ?? []);
+  if (kept.join('\n') !== promised.join('\n')) {
+    const firstDiff = promised.findIndex((text, i) => kept[i] !== text);
+    fail(
+      'nothing-lost',
+      `${label}${promised.length} entries confirmed, ${kept.length} read back${firstDiff >= 0 ? `; entry ${firstDiff + 1} (${store.confirmed[firstDiff]?.type}) differs` : ''}`,
+    );
+  }
+  if (read === undefined) return undefined; // its start entry failed: no run to resume
+  return {
+    prefix: read,
+    confirmed: store.confirmed,
+    modelFailed: state.failed,
+    where: `${where}, journal of ${read.length}`,
+  };
+}
+
+/**
+ * Invariant 11 on resumers that raced: every one that was refused ran nothing; at least one
+ * proceeded, at most one made calls, and the others settled alike (they attached to the run
+ * it ended). Returns the one that proceeded.
+ */
+function checkRacers(ran: readonly Ran[], fail: Fail): Ran | undefined {
+  const refused = ran.filter((r) => isRunBusy(r.outcome.error));
+  for (const r of refused) {
+    if (r.log.length || r.state.calls)
+      fail('one-racer', 'a racer refused with run-busy had run tools or made model calls first');
+  }
+  const proceeded = ran.filter((r) => !isRunBusy(r.outcome.error));
+  if (proceeded.length === 0) {
+    fail('one-racer', `all ${ran.length} racers were refused: ${describe(ran[0]?.outcome.error)}`);
+    return undefined;
+  }
+  const working = proceeded.filter((r) => r.log.length || r.state.calls);
+  if (working.length > 1) {
+    fail('one-racer', `${working.length} racers ran tools or made model calls`);
+  }
+  const names = new Set(proceeded.map((r) => outcomeName(r.outcome)));
+  if (names.size > 1)
+    fail('one-racer', `racers that proceeded ended unlike: ${[...names].join(', ')}`);
+  return working[0] ?? proceeded[0];
 }

@@ -10,8 +10,10 @@ import { crashProperty, formatViolations, property, settingsFromEnv } from './pr
 // scenario with the seed and path that replay it.
 //
 // Crash mode (crash.ts; FUZZ_CRASH_RUNS, `npm run fuzz -- --crash`): each run is a durable
-// run crashed at a random point of its journal and resumed by a fresh chain or loop. The
-// counterexamples it found of bugs in src/ are kept (counterexamples.ts): they fail until fixed.
+// run crashed at a random point of its journal and resumed by a fresh chain or loop; some
+// add a fault on a real fileStore (faults.ts: the store failing or stalling at an append, a
+// process killed mid-line while taking the run over, resumers racing). The counterexamples it
+// found of bugs in src/ are kept (counterexamples.ts): they fail until fixed.
 
 const settings = settingsFromEnv();
 

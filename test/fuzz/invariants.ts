@@ -58,6 +58,18 @@ export const CRASH_INVARIANTS = {
   'journal-ends':
     "4. the journal ends with an end entry of the outcome's status; resumed again, the run settles alike, calling nothing",
   'journal-sound': '5. no JournalMismatchError / JournalCodecError / JournalError',
+  'fault-typed':
+    "6. a store fault ends the run with a JournalError of the fault's reason, carrying the partial run",
+  'nothing-lost':
+    '7. every entry whose append resolved is read back, in order, by a fresh store (nothing else is)',
+  'journal-valid':
+    '8. after a fault, a torn takeover or a race, a fresh fileStore reads the journal and lists it, not as unreadable',
+  'no-stray-files':
+    '9. no lock or temporary file left: the folder holds only journals, inboxes and the index',
+  'fault-resumes':
+    '10. once the fault is cleared the run resumes and ends, repeating no call whose result was confirmed, one in flight at most once',
+  'one-racer':
+    '11. of resumers racing, exactly one proceeds; the others are refused with run-busy or attach to the ended run, calling nothing; the journal ends once',
 } as const;
 
 export const ALL_INVARIANTS = { ...INVARIANTS, ...CRASH_INVARIANTS } as const;
@@ -269,6 +281,12 @@ export interface CheckRunOptions {
   readonly name?: string;
   /** A durable run: a journal failure is reported as such (journal-sound). */
   readonly durable?: boolean;
+  /**
+   * Crash mode's faults: an error the case provoked on purpose, which its caller checks.
+   * `refused`: the run never began (a racer refused with run-busy), nothing of it is checked
+   * here; `failed`: a store fault ended it, checked as a documented failure with its partial.
+   */
+  readonly provoked?: (error: unknown) => 'refused' | 'failed' | undefined;
 }
 
 /**
@@ -282,7 +300,7 @@ export async function checkRun(
   via: 'invoke' | 'stream',
   state: ModelState,
   failAny: Fail,
-  { onOutcome, label = '', name = label, durable = false }: CheckRunOptions = {},
+  { onOutcome, label = '', name = label, durable = false, provoked }: CheckRunOptions = {},
 ): Promise<Outcome> {
   const fail: Fail = (invariant, message) => failAny(invariant, `${label}${message}`);
   const outcome = await bounded(consume(run, via));
@@ -291,13 +309,17 @@ export async function checkRun(
     fail('settles', `did not settle within ${BOUND_MS} ms (${Math.round(outcome.elapsedMs)} ms)`);
     return outcome;
   }
-  if (durable && isJournalFailure(outcome.error)) {
+  const planned = outcome.error === undefined ? undefined : provoked?.(outcome.error);
+  if (planned === 'refused') return outcome;
+  if (durable && !planned && isJournalFailure(outcome.error)) {
     fail('journal-sound', `the run failed with ${describe(outcome.error)}`);
     return outcome;
   }
-  if (s.kind === 'chain') await checkChain(s, outcome, state, fail);
-  else checkLoop(s, outcome, state, fail);
-  if (outcome.events) checkStream(outcome, fail);
+  if (s.kind === 'chain') await checkChain(s, outcome, state, fail, planned === 'failed');
+  else checkLoop(s, outcome, state, fail, planned === 'failed');
+  // A store fault stops the run in its process as it is, with no output for a final event:
+  // its stream ends with the JournalError, which carries the partial run instead.
+  if (outcome.events && planned !== 'failed') checkStream(outcome, fail);
   checkWire(outcome, fail);
   return outcome;
 }
@@ -560,7 +582,13 @@ function checkBudgets(
   }
 }
 
-async function checkChain(s: ChainScenario, outcome: Outcome, state: ModelState, fail: Fail) {
+async function checkChain(
+  s: ChainScenario,
+  outcome: Outcome,
+  state: ModelState,
+  fail: Fail,
+  provoked = false,
+) {
   const { error, result } = outcome;
   if (error === undefined) {
     if (!result) return; // stream without final: checkStream reports it
@@ -578,7 +606,7 @@ async function checkChain(s: ChainScenario, outcome: Outcome, state: ModelState,
     }
     return;
   }
-  if (!checkTyped(s, error, state, fail)) return;
+  if (!provoked && !checkTyped(s, error, state, fail)) return;
   const partial = (error as { partial?: ChainPartial }).partial;
   if (!partial?.transcript || !partial.usage) {
     fail('partial-complete', `${describe(error)} has no partial transcript/usage`);
@@ -696,7 +724,13 @@ function checkLoopToolCalls(s: LoopScenario, details: RunDetails | undefined, fa
   }
 }
 
-function checkLoop(s: LoopScenario, outcome: Outcome, state: ModelState, fail: Fail) {
+function checkLoop(
+  s: LoopScenario,
+  outcome: Outcome,
+  state: ModelState,
+  fail: Fail,
+  provoked = false,
+) {
   const { error, result } = outcome;
   if (error === undefined) {
     if (!result) return;
@@ -707,7 +741,7 @@ function checkLoop(s: LoopScenario, outcome: Outcome, state: ModelState, fail: F
     checkLoopToolCalls(s, result.details(), fail);
     return;
   }
-  if (!checkTyped(s, error, state, fail)) return;
+  if (!provoked && !checkTyped(s, error, state, fail)) return;
   const partial = (error as { partial?: LoopPartial }).partial;
   if (!partial?.toolLogs || !partial.usage) {
     fail('partial-complete', `${describe(error)} has no partial toolLogs/usage`);

@@ -104,21 +104,28 @@ export class RunClaims {
       }
       this.#refuseKept(runId, before.holder);
       const claim = newClaim(before.lastClaim + 1);
-      const handle = await this.#files.openToAppend(runId, '$claim');
+      // Live from the moment another store may read it: a store of this process that finds
+      // it must be refused as another process would be (its pid runs), not take it as one
+      // left over, while this one reads it back.
+      holdingLive(claim);
+      let after: ReturnType<typeof parseJournalFile>;
       try {
-        await appendDurably(handle, claimLineText(claim));
-      } finally {
-        await handle.close();
+        const handle = await this.#files.openToAppend(runId, '$claim');
+        try {
+          await appendDurably(handle, claimLineText(claim));
+        } finally {
+          await handle.close();
+        }
+        // Read back: the claim counts only if it came first among those over the same holder.
+        after = parseJournalFile((await this.#files.read(runId)) ?? Buffer.alloc(0), file, runId);
+      } catch (error) {
+        letGo(claim);
+        throw error;
       }
-      // Read back: the claim counts only if it came first among those over the same holder.
-      const after = parseJournalFile(
-        (await this.#files.read(runId)) ?? Buffer.alloc(0),
-        file,
-        runId,
-      );
       if (after.holder?.id === claim.id) {
         return this.#hold(runId, { claim, size: after.validLength, ended: false });
       }
+      letGo(claim);
       this.#refuseKept(runId, after.holder);
       // The winner let the run go (or died) already: claim again.
     }

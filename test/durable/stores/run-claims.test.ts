@@ -180,6 +180,25 @@ describe('fileStore: one writer per run', () => {
     expect((await fileStore(dir).list()).map((run) => run.status)).toEqual(['running']);
   });
 
+  it('stores of one process racing to take a run over: exactly one gets it, the others are busy', async () => {
+    for (let round = 0; round < 100; round++) {
+      const dir = tempDir();
+      // Left by a run of this process that ended without letting go: free to take over.
+      const creator = fileStore(dir);
+      await creator.append('r', startEntry('r'));
+      await creator.append('r', { type: 'step' });
+      const racers = Array.from({ length: 8 }, () => fileStore(dir));
+      const outcomes = await Promise.allSettled(racers.map((store) => store.acquire?.('r')));
+      const won = outcomes.filter((outcome) => outcome.status === 'fulfilled');
+      expect(won).toHaveLength(1);
+      for (const outcome of outcomes) {
+        if (outcome.status === 'rejected')
+          expect((outcome.reason as JournalError).reason).toBe('run-busy');
+      }
+      await (won[0] as PromiseFulfilledResult<(() => Promise<void>) | undefined>).value?.();
+    }
+  }, 60_000);
+
   it('cuts a line its own failed write tore before it writes again, so the journal stays readable', async () => {
     const dir = tempDir();
     const store = fileStore(dir);
