@@ -6,6 +6,7 @@ import {
   defineTool,
   type LanguageModel,
   type ModelRequest,
+  type RunDetails,
   TimeoutError,
 } from 'statecraft';
 import { describe, expect, it } from 'vitest';
@@ -87,13 +88,17 @@ describe('durable deadlines', () => {
     await expect(chain.resume('t', { store })).rejects.toBeInstanceOf(TimeoutError);
   }, 10_000);
 
-  it('a tool call in flight when the process died is not issued again once the deadline has passed', async () => {
-    const log: Execution[] = [];
+  it('a tool call in flight when the process died is not issued again once the deadline has passed; one that finished keeps its result', async () => {
     const turns: readonly Turn[] = [
-      { calls: [{ id: 'c1', name: 'charge', arguments: { value: 'card' } }] },
+      {
+        calls: [
+          { id: 'c1', name: 'reserve', arguments: { value: 'seat' } },
+          { id: 'c2', name: 'charge', arguments: { value: 'card' } },
+        ],
+      },
       { text: 'charged' },
     ];
-    // The first process ran up to the tool call's intent, then died; 5 s ago, limit 1 s.
+    // The first process reserved, and died while it charged; 5 s ago, limit 1 s.
     const first = memoryStore();
     const hanging = defineTool({
       name: 'charge',
@@ -106,35 +111,43 @@ describe('durable deadlines', () => {
     });
     const dying = createChain({
       model: turnModel(turns),
-      tools: [hanging],
+      tools: [loggingTool('reserve', []), hanging],
       maxExecutionTime: 1_000,
     });
-    const run = dying.invoke('charge it', {
-      runId: 't',
-      store: first,
-      signal: AbortSignal.timeout(300),
-    });
-    await run.catch(() => {});
+    await dying
+      .invoke('charge it', { runId: 't', store: first, signal: AbortSignal.timeout(300) })
+      .catch(() => {});
     const entries = (await first.read('t')) ?? [];
-    const upToCall = entries.findIndex((entry) => entry.type === 'call') + 1;
-    expect(upToCall).toBeGreaterThan(0);
-    const [start, ...rest] = entries.slice(0, upToCall) as [JournalEntry, ...JournalEntry[]];
+    const at = (type: string, callId: string) =>
+      entries.findIndex((entry) => entry.type === type && entry.callId === callId);
+    const cut = Math.max(at('result', 'c1'), at('call', 'c2')) + 1;
+    expect(at('result', 'c1')).toBeGreaterThan(0);
+    expect(at('call', 'c2')).toBeGreaterThan(0);
+    const [start, ...rest] = entries.slice(0, cut) as [JournalEntry, ...JournalEntry[]];
     const store = await storeWithPrefix(
       't',
       [{ ...start, startedAt: (start.startedAt as number) - 5_000 }, ...rest],
-      upToCall,
+      cut,
     );
+    const log: Execution[] = [];
     const chain = createChain({
       model: turnModel(turns),
-      tools: [loggingTool('charge', log)],
+      tools: [loggingTool('reserve', log), loggingTool('charge', log)],
       maxExecutionTime: 1_000,
     });
     const error = await chain.resume('t', { store }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TimeoutError);
-    expect(log).toEqual([]);
-    // Its transcript answers the call as not run, because it was not (again).
-    const [, , answer] = (error as TimeoutError).partial?.transcript ?? [];
-    expect(answer).toMatchObject({ role: 'tool', success: false });
+    expect(log).toEqual([]); // neither ran again
+    // The transcript keeps the reservation's real result, and answers the charge as not run;
+    // details() shows the reservation, answered from the journal.
+    const partial = (error as TimeoutError).partial;
+    const answers = partial?.transcript.filter((message) => message.role === 'tool') ?? [];
+    expect(answers).toMatchObject([
+      { toolCallId: 'c1', success: true, output: 'reserve:seat' },
+      { toolCallId: 'c2', success: false },
+    ]);
+    const details = (partial as { details(): RunDetails } | undefined)?.details();
+    expect(details?.toolCalls).toMatchObject([{ call: { id: 'c1' }, replayed: true }]);
   });
 
   it('a call queued behind toolConcurrency when the deadline cancels its step never starts, and the run replays', async () => {

@@ -39,6 +39,13 @@ describe('toJSON', () => {
   it("has what machine.toJSON() lacks: always, invokes' onDone/onError, plain entry actions", () => {
     const idle = toJSON(chainMachine).states?.idle;
     expect(idle?.always).toEqual([
+      // maxExecutionTime 0: no time to start.
+      {
+        target: ['#chain.stopping'],
+        guard: 'shouldForceStopOutOfTime',
+        actions: [{ type: 'reachLimit', params: { limit: 'maxExecutionTime' } }],
+      },
+      { target: ['#chain.failed'], guard: 'hasNoTimeToStart', actions: ['failOnTimeLimit'] },
       { target: ['#chain.preparing'], guard: 'canThink' },
       {
         target: ['#chain.stopping'],
