@@ -4,11 +4,13 @@ import { integerAtLeast } from '../runtime/option-checks.js';
 import type { ApprovalDecision, ApprovalRequest } from '../tools/approval.js';
 import { cappedReason, DEFAULT_MAX_REASON_LENGTH } from '../tools/approval-reason.js';
 import { checkId, checkShape, DECISION_SHAPE } from '../tools/decision-shape.js';
+import { bounded, DEFAULT_STORE_TIMEOUT_MS } from './bounded.js';
 import { decode } from './codec.js';
 import { isStartEntry, type JournalEntry, type RunKind } from './journal-entry.js';
 import { JournalError } from './journal-error.js';
 import { isApprovalEntry, isDecisionEntry } from './run-entries.js';
 import { isReadable, type JournalStore } from './stores/journal-store.js';
+import { storeFault } from './stores/store-fault.js';
 
 // SPEC H2 / X2: decisions on the calls durable runs wait for, from any process. A decision is
 // a message left beside the run's journal (JournalStore.post), never written into it: the
@@ -164,11 +166,25 @@ export function approvals(store: JournalStore, options: ApprovalsOptions = {}): 
 }
 
 function decisionsOn(store: JournalStore, maxReasonLength: number): Approvals {
-  const post = store.post as NonNullable<JournalStore['post']>;
-  const posted = store.posted as NonNullable<JournalStore['posted']>;
-  const inbox = (runId: string) => posted.call(store, runId);
+  // Bounded and typed like every store operation a run makes: a store that never answers
+  // ends a decision or a listing with a JournalError `timed-out`, not a wait without end.
+  const timeoutMs = store.timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS;
+  const ask = <T>(work: () => Promise<T>, doing: string, runId?: string): Promise<T> =>
+    bounded(
+      Promise.resolve()
+        .then(work)
+        .catch((error: unknown) => {
+          throw storeFault(error, doing, runId === undefined ? {} : { runId });
+        }),
+      timeoutMs,
+      doing,
+      runId,
+    );
+  const read = (runId: string) => ask(() => store.read(runId), 'reading the journal', runId);
+  const inbox = (runId: string) =>
+    ask(() => store.posted?.(runId) ?? Promise.resolve([]), 'reading messages', runId);
   const decide = async (runId: string, decision: ApprovalDecision): Promise<boolean> => {
-    const entries = await store.read(runId);
+    const entries = await read(runId);
     if (entries === undefined) {
       throw new JournalError('unknown-run', `No run '${runId}' in this store: nothing to decide`, {
         runId,
@@ -197,7 +213,7 @@ function decisionsOn(store: JournalStore, maxReasonLength: number): Approvals {
       at: Math.max(Date.now(), waiting.requestedAt),
       requestedAt: waiting.requestedAt,
     };
-    await post.call(store, runId, message);
+    await ask(() => store.post?.(runId, message) ?? Promise.resolve(), 'posting a decision', runId);
     notifyDecision(store, runId);
     return true;
   };
@@ -206,10 +222,14 @@ function decisionsOn(store: JournalStore, maxReasonLength: number): Approvals {
       if (runId !== undefined) checkId(runId, 'runId', 'approvals(store).list(runId?)');
       // A run whose journal cannot be read is left out: its approvals cannot be known.
       const runIds =
-        runId === undefined ? (await store.list()).filter(isReadable).map((r) => r.runId) : [runId];
+        runId === undefined
+          ? (await ask(() => store.list(), 'listing the runs'))
+              .filter(isReadable)
+              .map((r) => r.runId)
+          : [runId];
       const all: PendingApproval[] = [];
       for (const id of runIds) {
-        const entries = await store.read(id);
+        const entries = await read(id);
         if (entries === undefined) {
           if (runId === undefined) continue; // deleted while listing
           throw new JournalError('unknown-run', `No run '${id}' in this store`, { runId: id });

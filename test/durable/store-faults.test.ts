@@ -267,3 +267,28 @@ describe('a store that never answers', () => {
     expect(error.message).toContain('within 500 ms');
   });
 });
+
+describe('approvals(store) over a store that never answers', () => {
+  it('ends each decision and listing with a typed timed-out, after the store’s timeoutMs', async () => {
+    const never = () => new Promise<never>(() => {});
+    const stalled: JournalStore = {
+      timeoutMs: 300,
+      append: never,
+      read: never,
+      list: never,
+      delete: never,
+      post: never,
+      posted: never,
+    };
+    const decisions = approvals(stalled);
+    for (const attempt of [
+      () => decisions.approve('r', 'c1'),
+      () => decisions.list(),
+      () => decisions.list('r'),
+    ]) {
+      const error = await failure(attempt());
+      expect(error.reason).toBe('timed-out');
+      expect(error.message).toContain('within 300 ms');
+    }
+  });
+});
