@@ -1,3 +1,4 @@
+import { StatecraftError } from '../errors.js';
 import type { EveryKeyListed } from '../options/option-keys.js';
 import { OptionProblems } from '../options/option-problems.js';
 import { integerAtLeast } from '../runtime/option-checks.js';
@@ -174,7 +175,10 @@ function decisionsOn(store: JournalStore, maxReasonLength: number): Approvals {
       Promise.resolve()
         .then(work)
         .catch((error: unknown) => {
-          throw storeFault(error, doing, runId === undefined ? {} : { runId });
+          // A typed error of the store's own (Restate's credential refusal) says best what to do.
+          throw StatecraftError.isInstance(error)
+            ? error
+            : storeFault(error, doing, runId === undefined ? {} : { runId });
         }),
       timeoutMs,
       doing,
