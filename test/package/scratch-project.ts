@@ -50,5 +50,12 @@ export async function scratchProject(
     include: ['*.ts'],
   };
   await writeFile(join(dir, 'tsconfig.json'), `${JSON.stringify(tsconfig, null, 2)}\n`);
-  await npm(['ci', '--offline'], { cwd: dir, timeoutMs: 120_000 });
+  try {
+    await npm(['ci', '--offline'], { cwd: dir, timeoutMs: 120_000 });
+  } catch (error) {
+    if (!/ENOTCACHED/.test(String(error))) throw error;
+    throw new Error(
+      `The npm cache lacks a package the repository's lock pins; this test installs with --offline from the cache \`npm ci\` fills: run \`npm ci\` in the repository first.\n${error}`,
+    );
+  }
 }
