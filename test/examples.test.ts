@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
-import { toMermaid } from 'statecraft';
+import { toMermaid } from 'statecraft/viz';
 import { describe, expect, it } from 'vitest';
 import { chainMachine } from '../machines/chain.js';
 
