@@ -244,6 +244,14 @@ export {
   type RunDetails,
   type ToolCallDetail,
 } from './runtime/run-details.js';
+// How an app's machine reads a run it invoked (chain.machine, loop.machine, durable()).
+export {
+  type FailedRunOutput,
+  isFailedRun,
+  type RunFailure,
+  type RunOutput,
+  runFailure,
+} from './runtime/run-failure.js';
 export { STOP_STREAM_TOOL } from './runtime/run-tools.js';
 export type { Planner, Responder, ToolLoopOptions } from './runtime/tool-loop-options.js';
 export { toJsonSchema } from './schema.js';
