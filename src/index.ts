@@ -236,7 +236,7 @@ export {
   type ToolLoopRunOptions,
   type ToolLoopStreamEvent,
 } from './runtime/create-tool-loop.js';
-export type { DurableRunOptions } from './runtime/durable-run.js';
+export type { DurableActorInput, DurableRunOptions } from './runtime/durable-run.js';
 export {
   type ApprovedCall,
   formatRunDetails,
