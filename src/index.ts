@@ -275,6 +275,16 @@ export {
   planResponseFormat,
 } from './tool-loop/planner-context.js';
 export type { ToolExecutionRecord } from './tool-loop/records.js';
+// The tool loop's plan, record and planner-context shapes as zod schemas (to move to the
+// `statecraft/tool-loop` subpath).
+export {
+  plannerAnswerSchema,
+  plannerContextSchema,
+  planSchema,
+  toolCommandSchema,
+  toolExecutionRecordSchema,
+  toolSpecSchema,
+} from './tool-loop/schemas.js';
 export {
   type ApprovalAnswer,
   type ApprovalContext,
