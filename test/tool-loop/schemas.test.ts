@@ -6,13 +6,10 @@ import fc from 'fast-check';
 import {
   createToolLoop,
   defineTool,
-  normalizePlan,
-  type Plan,
   type PlannerContext,
   plannerAnswerSchema,
   plannerContextSchema,
   planSchema,
-  type ToolCommand,
   type ToolExecutionRecord,
   toolCommandSchema,
   toolExecutionRecordSchema,
@@ -20,6 +17,8 @@ import {
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import { isRecord } from '../../src/is-record.js';
+// From its module: the root export is being narrowed, and these move to a subpath.
+import { normalizePlan, type Plan, type ToolCommand } from '../../src/tool-loop/plan.js';
 
 // Answers built from the keys a planner's answer may hold, with the values that decide each
 // rule: blank, padded and odd-cased text, wrong types, lists that yield nothing, snake_case.
