@@ -9,6 +9,7 @@ import {
   createToolLoop,
   defineTool,
   isFailedRun,
+  JournalError,
   type JournalStore,
   ModelError,
   memoryStore,
@@ -22,6 +23,7 @@ import { ScriptedModel, type ScriptedTurn } from 'statecraft/testing';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { type AnyActorLogic, assign, createActor, type OutputFrom, setup, toPromise } from 'xstate';
 import { z } from 'zod';
+import { faultyStore } from '../durable/faulty-store.js';
 
 const lookup = defineTool({
   name: 'lookup',
@@ -207,6 +209,35 @@ describe('one failure path into app machines', () => {
     });
     expect(otherInput.state).toBe('crashed');
     expect((otherInput.error as StatecraftError).code).toBe('JOURNAL_MISMATCH');
+  });
+
+  it('a store that cannot write is onError, with the partial run; healed, the same run ends on onDone', async () => {
+    for (const kind of ['chain', 'loop'] as const) {
+      const store = faultyStore(memoryStore(), 3, { kind: 'ENOSPC' });
+      const make = () =>
+        kind === 'chain'
+          ? createChain({
+              model: new ScriptedModel([callsLookup, { text: 'Shipped.' }]),
+              tools: [lookup],
+            }).durable(store)
+          : createToolLoop({
+              planner: ({ roundIndex }) =>
+                roundIndex === 0
+                  ? { toolCommand: { toolName: 'lookup', toolKwargs: { order: 'A-1' } } }
+                  : { nextAction: 'response' },
+              tools: [lookup],
+              respond: false,
+            }).durable(store);
+      const input = { runId: `full-${kind}`, input: 'Where is order A-1?' };
+      const full = await runApp(make(), input);
+      expect(full.state, kind).toBe('crashed');
+      expect(JournalError.isInstance(full.error)).toBe(true);
+      expect((full.error as JournalError).reason).toBe('no-space');
+      expect((full.error as JournalError).partial?.usage).toBeDefined();
+      store.heal();
+      const healed = await runApp(make(), input);
+      expect(healed.state, kind).toBe('succeeded');
+    }
   });
 
   it('runFailure reads an output kept in a persisted snapshot (its transcript as JSON)', async () => {
