@@ -169,6 +169,18 @@ describe('one failure path into app machines', () => {
     }
   });
 
+  it("observers hear of a failed durable run once, with its error, as invoke()'s", async () => {
+    const ends: unknown[] = [];
+    const observers = { onRunEnd: (_run: unknown, outcome: object) => ends.push(outcome) };
+    const seen = await runApp(providerDown().durable(memoryStore(), { observers }), {
+      runId: 'observed-1',
+      input: 'Where is order A-1?',
+    });
+    expect(seen.state).toBe('failed');
+    expect(ends).toHaveLength(1);
+    expect(ModelError.isInstance((ends[0] as { error?: unknown }).error)).toBe(true);
+  });
+
   it('a tool loop whose planner fails: loop.machine and loop.durable() alike', async () => {
     const store = memoryStore();
     const direct = plannerDown();
