@@ -19,6 +19,7 @@ import { z } from 'zod';
 import { isRecord } from '../../src/is-record.js';
 // From its module: the root export is being narrowed, and these move to a subpath.
 import { normalizePlan, type Plan, type ToolCommand } from '../../src/tool-loop/plan.js';
+import { planResponseFormat } from '../../src/tool-loop/planner-context.js';
 
 // Answers built from the keys a planner's answer may hold, with the values that decide each
 // rule: blank, padded and odd-cased text, wrong types, lists that yield nothing, snake_case.
@@ -190,6 +191,22 @@ describe('planSchema: the plan as the loop runs it', () => {
     expect(
       toolCommandSchema.safeParse({ purpose: 'p', toolName: 't', toolKwargs: [] }).success,
     ).toBe(false);
+  });
+});
+
+describe('planSchema and the response format the model planner is given', () => {
+  it('name the same fields, required alike, at both levels', () => {
+    type Level = { properties: Record<string, unknown>; required: string[] };
+    const fields = (schema: Level) => ({
+      properties: Object.keys(schema.properties).sort(),
+      required: [...schema.required].sort(),
+    });
+    const commandsOf = (schema: Level) =>
+      (schema.properties.executionCommands as { items: Level }).items;
+    const stated = z.toJSONSchema(planSchema, { io: 'input' }) as unknown as Level;
+    const given = planResponseFormat([]) as unknown as { schema: Level };
+    expect(fields(stated)).toEqual(fields(given.schema));
+    expect(fields(commandsOf(stated))).toEqual(fields(commandsOf(given.schema)));
   });
 });
 
