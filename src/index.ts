@@ -137,7 +137,7 @@ export {
   type ToolLoopRunOptions,
   type ToolLoopStreamEvent,
 } from './runtime/create-tool-loop.js';
-export type { DurableRunOptions } from './runtime/durable-run.js';
+export type { DurableActorInput, DurableRunOptions } from './runtime/durable-run.js';
 export {
   type ApprovedCall,
   formatRunDetails,
@@ -145,6 +145,14 @@ export {
   type RunDetails,
   type ToolCallDetail,
 } from './runtime/run-details.js';
+// How an app's machine reads a run it invoked (chain.machine, loop.machine, durable()).
+export {
+  type FailedRunOutput,
+  isFailedRun,
+  type RunFailure,
+  type RunOutput,
+  runFailure,
+} from './runtime/run-failure.js';
 export type { Planner, Responder, ToolLoopOptions } from './runtime/tool-loop-options.js';
 export type { OutputSchema, StandardSchema } from './structured/output-schema.js';
 export type { Plan } from './tool-loop/plan.js';

@@ -14,3 +14,13 @@ export {
   planResponseFormat,
 } from './tool-loop/planner-context.js';
 export type { ToolExecutionRecord } from './tool-loop/records.js';
+// The same shapes as zod schemas: what a planner may answer, the plan the loop runs, the
+// records and context a planner receives.
+export {
+  plannerAnswerSchema,
+  plannerContextSchema,
+  planSchema,
+  toolCommandSchema,
+  toolExecutionRecordSchema,
+  toolSpecSchema,
+} from './tool-loop/schemas.js';
