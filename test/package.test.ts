@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { ConfigError, ModelError, type ObservedRun, observeRuns, sequence } from 'statecraft';
+import { ConfigError, ModelError, type ObservedRun, sequence } from 'statecraft';
+import { observeRuns } from 'statecraft/observe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
@@ -37,20 +38,13 @@ describe('the built package', () => {
       const fs = await import('node:fs');
       const pkg = JSON.parse(fs.readFileSync('package.json', 'utf8'));
       console.log(JSON.stringify({
-        core: ['compileTurn', 'createChain', 'defineTool', 'LocalToolRegistry', 'Transcript', 'ModelError'].filter((k) => typeof core[k] === 'function'),
+        core: ['createChain', 'defineTool', 'Transcript', 'ModelError'].filter((k) => typeof core[k] === 'function'),
         testing: Object.keys(testing).sort(),
         types: Object.values(pkg.exports).map((e) => fs.existsSync(e.types)),
       }));`;
     const { stdout } = await run('node', ['--input-type=module', '-e', script], { cwd: pkg });
     const seen = JSON.parse(stdout);
-    expect(seen.core).toEqual([
-      'compileTurn',
-      'createChain',
-      'defineTool',
-      'LocalToolRegistry',
-      'Transcript',
-      'ModelError',
-    ]);
+    expect(seen.core).toEqual(['createChain', 'defineTool', 'Transcript', 'ModelError']);
     expect(seen.testing).toEqual([
       'DEFAULT_LIMITS',
       'PathReplayError',
@@ -68,7 +62,8 @@ describe('the built package', () => {
       'stateNodePaths',
       'transitionName',
     ]);
-    expect(seen.types).toEqual([true, true, true, true, true, true, true, true]);
+    expect(seen.types.length).toBeGreaterThan(8);
+    expect(seen.types.every(Boolean)).toBe(true);
   });
 
   // DESIGN principle 7: optional weight stays optional. A resolve hook logs every module the
@@ -103,13 +98,25 @@ describe('the built package', () => {
     };
     expect(await loaded('statecraft', withOtel)).toEqual([]);
     expect(await loaded('statecraft/testing', withOtel)).toEqual([]);
+    for (const sub of [
+      'compile',
+      'machines',
+      'tool-loop',
+      'model',
+      'tools',
+      'durable',
+      'observe',
+      'viz',
+    ]) {
+      expect(await loaded(`statecraft/${sub}`, withOtel)).toEqual([]);
+    }
     expect(await loaded('statecraft/openai')).toEqual(['openai']);
     expect(await loaded('statecraft/anthropic')).toEqual(['@anthropic-ai/sdk']);
     expect(await loaded('statecraft/gemini')).toEqual(['@google/genai']);
     expect(await loaded('statecraft/mcp')).toEqual(['@modelcontextprotocol/sdk']);
     expect(await loaded('statecraft/otel', withOtel)).toEqual(['@opentelemetry/api']);
     expect(await loaded('statecraft/restate', withOtel)).toEqual(['@restatedev/restate-sdk']);
-  }, 60_000);
+  }, 120_000);
 
   it('recognises errors from another copy of the package with isInstance, where instanceof fails', async () => {
     const copy = (await import(

@@ -3,7 +3,8 @@
 // Runs it end to end on the scripted models through its public factory, and as a script.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { type LanguageModel, ModelError, type ModelRequest } from 'statecraft';
+import { type LanguageModel, ModelError } from 'statecraft';
+import type { ModelRequest } from 'statecraft/model';
 import { ScriptedModel } from 'statecraft/testing';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { createActor, toPromise, waitFor } from 'xstate';

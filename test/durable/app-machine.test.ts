@@ -5,10 +5,10 @@ import {
   type ChainResult,
   createChain,
   createToolLoop,
-  type JournalEntry,
   type JournalStore,
   type LanguageModel,
 } from 'statecraft';
+import type { JournalEntry } from 'statecraft/durable';
 import { describe, expect, it } from 'vitest';
 import { type AnyActorRef, assign, createActor, setup, toPromise } from 'xstate';
 import { memoryStore } from '../../src/durable/stores/memory-store.js';

@@ -1,0 +1,16 @@
+// `statecraft/tool-loop`: the tool loop's plan and record shapes, and the helpers its default
+// planner and responder use.
+
+export {
+  type Convergence,
+  converge,
+  QUOTE_SOURCES_INSTRUCTION,
+  toActionResults,
+} from './tool-loop/converge.js';
+export { type NextAction, normalizePlan, type Plan, type ToolCommand } from './tool-loop/plan.js';
+export {
+  type PlannerContext,
+  plannerMessages,
+  planResponseFormat,
+} from './tool-loop/planner-context.js';
+export type { ToolExecutionRecord } from './tool-loop/records.js';
