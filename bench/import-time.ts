@@ -1,4 +1,7 @@
 import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import { fmt, median, type Row } from './measure.js';
 
@@ -21,6 +24,33 @@ async function importMillis(specifiers: readonly string[]): Promise<number> {
   return Number(stdout.trim());
 }
 
+// A resolve hook that writes every module URL the import resolves to LOAD_LOG, one a line.
+const LOG_HOOK = `data:text/javascript,${encodeURIComponent(
+  `import { appendFileSync } from 'node:fs';
+   export async function resolve(specifier, context, next) {
+     const resolved = await next(specifier, context);
+     appendFileSync(process.env.LOAD_LOG, resolved.url + '\\n');
+     return resolved;
+   }`,
+)}`;
+
+/** How many modules (node: built-ins aside) importing `specifiers` loads, untimed. */
+async function modulesLoaded(specifiers: readonly string[]): Promise<number> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'statecraft-bench-'));
+  const log = path.join(dir, 'loaded.log');
+  try {
+    const imports = specifiers.map((s) => `await import(${JSON.stringify(s)});`).join(' ');
+    const register = `import { register } from 'node:module'; register(${JSON.stringify(LOG_HOOK)});`;
+    await run(process.execPath, ['--input-type=module', '-e', `${register} ${imports}`], {
+      env: { ...process.env, LOAD_LOG: log },
+    });
+    const urls = new Set((await readFile(log, 'utf8')).split('\n'));
+    return [...urls].filter((url) => url !== '' && !url.startsWith('node:')).length;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 /** Median import times of `statecraft` and of xstate + zod, in ms, over fresh processes. */
 export async function importTimes(
   processes = PROCESSES,
@@ -37,6 +67,10 @@ export async function importTimes(
 export async function importTimeRows(): Promise<Row[]> {
   const { statecraft, baseline } = await importTimes();
   const ratio = statecraft / baseline;
+  const [ownModules, baselineModules] = [
+    await modulesLoaded(['statecraft']),
+    await modulesLoaded(['xstate', 'zod']),
+  ];
   return [
     {
       measure: "import('statecraft')",
@@ -52,6 +86,11 @@ export async function importTimeRows(): Promise<Row[]> {
       measure: 'statecraft ÷ xstate + zod',
       value: `${fmt(ratio, 2)}×`,
       note: `target ≤ ${TARGET_RATIO}× (${ratio <= TARGET_RATIO ? 'met' : 'NOT met'})`,
+    },
+    {
+      measure: "modules import('statecraft') loads",
+      value: `${ownModules}`,
+      note: `xstate + zod alone: ${baselineModules}; node's loader costs per module`,
     },
   ];
 }

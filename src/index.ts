@@ -31,8 +31,9 @@ export {
 } from './durable/approvals.js';
 export { JournalError, type JournalErrorReason } from './durable/journal-error.js';
 export { JournalMismatchError } from './durable/journal-mismatch.js';
-export { type FileJournalStore, fileStore } from './durable/stores/file-store.js';
+export type { FileJournalStore } from './durable/stores/file-store.js';
 export type { JournalStore } from './durable/stores/journal-store.js';
+export { fileStore } from './durable/stores/lazy-file-store.js';
 export { memoryStore } from './durable/stores/memory-store.js';
 export type { StoreOptions } from './durable/stores/store-options.js';
 export {

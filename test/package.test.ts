@@ -118,6 +118,47 @@ describe('the built package', () => {
     expect(await loaded('statecraft/restate', withOtel)).toEqual(['@restatedev/restate-sdk']);
   }, 120_000);
 
+  // What a chain does not need loads at first use: a plain `import('statecraft')` leaves the
+  // file store's code and the streaming plan parser unloaded, and the file store still works
+  // from the built package once used (its code found and loaded from dist).
+  it('loads the file store and the streaming plan parser only when first used', async () => {
+    const log = join(pkg, 'loaded-lazily.log');
+    await writeFile(
+      join(pkg, 'lazy-hooks.mjs'),
+      `import { appendFileSync } from 'node:fs';
+       export async function resolve(specifier, context, next) {
+         const resolved = await next(specifier, context);
+         appendFileSync(process.env.LOAD_LOG, resolved.url + '\\n');
+         return resolved;
+       }`,
+    );
+    const script = `
+      import { register } from 'node:module';
+      import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
+      import { tmpdir } from 'node:os';
+      import { join } from 'node:path';
+      register('./lazy-hooks.mjs', import.meta.url);
+      const { fileStore } = await import('statecraft');
+      appendFileSync(process.env.LOAD_LOG, '--- used\\n');
+      const dir = mkdtempSync(join(tmpdir(), 'statecraft-lazy-'));
+      try {
+        const store = fileStore(dir);
+        await store.append('r1', { type: 'start', version: 1, runId: 'r1', kind: 'chain', startedAt: 1, input: 'hi' });
+        console.log(JSON.stringify((await store.list()).map((run) => run.runId)));
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }`;
+    const { stdout } = await run('node', ['--input-type=module', '-e', script], {
+      cwd: pkg,
+      env: { ...process.env, LOAD_LOG: log },
+    });
+    expect(JSON.parse(stdout)).toEqual(['r1']);
+    const [atImport = '', afterUse = ''] = (await readFile(log, 'utf8')).split('--- used');
+    const lazy = ['/durable/stores/file-store.js', '/node_modules/@streamparser/json/'];
+    expect(lazy.filter((part) => atImport.includes(part))).toEqual([]);
+    expect(afterUse).toContain('/durable/stores/file-store.js');
+  }, 60_000);
+
   it('recognises errors from another copy of the package with isInstance, where instanceof fails', async () => {
     const copy = (await import(
       pathToFileURL(join(pkg, 'dist/src/index.js')).href
