@@ -7,10 +7,10 @@ import { join, relative } from 'node:path';
 import {
   createToolLoop,
   defineTool,
+  type ModelRequest,
   type PlannerContext,
   type ToolExecutionRecord,
 } from 'statecraft';
-import type { ModelRequest } from 'statecraft/model';
 import { ScriptedModel, type ScriptedTurn } from 'statecraft/testing';
 import { z } from 'zod';
 

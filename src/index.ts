@@ -67,7 +67,15 @@ export {
   type UserMessage,
   userMessage,
 } from './messages.js';
-export type { LanguageModel } from './model/language-model.js';
+export type {
+  ContentPart,
+  FinishReason,
+  JsonSchema,
+  LanguageModel,
+  ModelRequest,
+  ModelResponse,
+  ResponseFormat,
+} from './model/language-model.js';
 export type {
   ObservedApproval,
   ObservedModelCall,

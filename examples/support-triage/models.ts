@@ -1,9 +1,7 @@
 // Scripted stand-ins for the three models, for one realistic ticket. They answer from what
 // they are sent, as a real model would: the researcher plans from the ticket and from each
 // round's tool records, and the writer drafts from the findings and the reviewer's notes.
-
-import type { PlannerContext, ToolExecutionRecord } from 'statecraft';
-import type { ModelRequest } from 'statecraft/model';
+import type { ModelRequest, PlannerContext, ToolExecutionRecord } from 'statecraft';
 import { ScriptedModel, type ScriptedTurn } from 'statecraft/testing';
 import type { TriageModels } from './agents.js';
 import type { Ticket } from './machine.js';
