@@ -47,6 +47,8 @@ async function diagnose(fixture: string): Promise<Diagnostics> {
   const { stdout } = await execFileAsync(process.execPath, args, {
     cwd: root,
     timeout: TSC_TIMEOUT_MS,
+  }).catch((error: Error & { stdout?: string }) => {
+    throw new Error(`tsc failed on bench/type-cost/${fixture}:\n${error.stdout ?? error.message}`);
   });
   const seconds = (label: string) => Number.parseFloat(figure(stdout, label)) * 1000;
   return {
