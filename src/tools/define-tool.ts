@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import type { JsonSchema, ToolSpec } from '../model/language-model.js';
 import { MAX_DELAY_MS } from '../runtime/option-checks.js';
@@ -62,7 +63,8 @@ export interface ToolDefinition<Input extends ToolInputSchema, Output> {
   readonly approvalTimeoutMs?: number;
 }
 
-export interface Tool<Input extends ToolInputSchema = ToolInputSchema, Output = unknown>
+// The default stays z.ZodType so a plain `Tool` keeps zod's methods on `input`.
+export interface Tool<Input extends ToolInputSchema = z.ZodType, Output = unknown>
   extends ToolDefinition<Input, Output> {
   /** JSON Schema of `input`, derived once at definition. */
   readonly inputSchema: JsonSchema;

@@ -126,6 +126,8 @@ describe('defineTool infers the arguments and the output', () => {
     const tool: Tool<typeof input, string> = defineTool(definition);
     // What a registry holds, and a schema named the wide way: z.ZodType has `_zod.output` too.
     const held: AnyTool = tool;
+    // A tool named without type arguments keeps zod's methods on its input, as it had.
+    expectTypeOf<Tool['input']>().toEqualTypeOf<z.ZodType>();
     const wide: ToolDefinition<z.ZodType, string> = {
       name: 'weather',
       description: 'Says the weather.',
