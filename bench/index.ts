@@ -6,6 +6,7 @@ import { linearScanRows } from './linear-scans.js';
 import { listingRows } from './listing.js';
 import { fmt, printTable } from './measure.js';
 import { toolLoopConcurrencyRows, toolLoopRoundRows } from './tool-loop.js';
+import { typeCostRows } from './type-cost.js';
 import { LOOPS, measureLoops } from './while-loop.js';
 
 // `npm run bench`: every performance figure the issues ask for, printed as one table per
@@ -38,3 +39,7 @@ printTable('Tool-loop machine (SPEC T, issue 4 item 7)', [
 ]);
 printTable('Durable runs (issue 15): journal cost per chain step, and resume', await durableRows());
 printTable('Listing a store of many runs (issue 23)', await listingRows());
+printTable(
+  "Type-checking an app (issue 24): what statecraft's types cost tsc",
+  await typeCostRows(),
+);

@@ -173,8 +173,10 @@ export {
   type AnyTool,
   defineTool,
   type Tool,
+  type ToolArgs,
   type ToolContext,
   type ToolDefinition,
+  type ToolInputSchema,
 } from './tools/define-tool.js';
 export {
   type InvalidToolCall,

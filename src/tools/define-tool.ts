@@ -18,13 +18,28 @@ export interface ToolContext {
   readonly idempotencyKey?: string;
 }
 
-export interface ToolDefinition<Input extends z.ZodType, Output> {
+/**
+ * What a tool's `input` must be, as far as types go: a zod 4 schema (classic or mini), known by
+ * the type it parses to. Why not `z.ZodType`: checking a schema against `z.ZodType` makes tsc
+ * compare the schema's whole class with zod's (every method, each generic), about 70,000 type
+ * instantiations for one `z.object`, seconds of type-checking in an app. Reading this one
+ * property infers the same argument type for a few hundred. At run time `defineTool` still
+ * requires a real zod schema (ConfigError otherwise).
+ */
+export interface ToolInputSchema<Args = unknown> {
+  readonly _zod: { readonly output: Args };
+}
+
+/** The arguments `execute` receives: the output type of the tool's input schema (`z.output`). */
+export type ToolArgs<Input extends ToolInputSchema> = Input['_zod']['output'];
+
+export interface ToolDefinition<Input extends ToolInputSchema, Output> {
   /** Letters, digits, `_` and `-`, at most 64 characters (the strictest provider rule). */
   readonly name: string;
   readonly description: string;
   /** A zod object schema; arguments are validated against it before `execute` runs. */
   readonly input: Input;
-  readonly execute: (args: z.output<Input>, context: ToolContext) => Output | Promise<Output>;
+  readonly execute: (args: ToolArgs<Input>, context: ToolContext) => Output | Promise<Output>;
   /** Warn the model, once, when it repeats an identical call in one run (SPEC C8). */
   readonly duplicateCallWarn?: boolean;
   /**
@@ -43,12 +58,13 @@ export interface ToolDefinition<Input extends z.ZodType, Output> {
    * validated arguments. The run waits in `awaitingApproval`; the step's other calls go on.
    * Decided by the tool's name, like returnDirect.
    */
-  readonly needsApproval?: NeedsApproval<z.output<Input>>;
+  readonly needsApproval?: NeedsApproval<ToolArgs<Input>>;
   /** Milliseconds a call of this tool waits for a decision; overrides the chain's default. */
   readonly approvalTimeoutMs?: number;
 }
 
-export interface Tool<Input extends z.ZodType = z.ZodType, Output = unknown>
+// The default stays z.ZodType so a plain `Tool` keeps zod's methods on `input`.
+export interface Tool<Input extends ToolInputSchema = z.ZodType, Output = unknown>
   extends ToolDefinition<Input, Output> {
   /** JSON Schema of `input`, derived once at definition. */
   readonly inputSchema: JsonSchema;
@@ -64,7 +80,7 @@ export type AnyTool = Tool<any, unknown>;
 export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** Defines a tool. Invalid options throw a ConfigError naming the option. */
-export function defineTool<Input extends z.ZodType, Output>(
+export function defineTool<Input extends ToolInputSchema, Output>(
   definition: ToolDefinition<Input, Output>,
 ): Tool<Input, Output> {
   const { name, description, input, execute } = definition;
