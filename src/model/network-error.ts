@@ -96,7 +96,7 @@ export function networkFailureMessage(
   { started = false, cause }: { readonly started?: boolean; readonly cause?: string } = {},
 ): string {
   const where = url ? displayUrl(url) : `the ${provider} API`;
-  cause ??= networkCause(error) ?? truncate(firstLine(messageOf(error)) || 'network error');
+  cause ??= networkCause(error) ?? truncate(innermostMessage(error) || 'network error');
   return `${started ? 'lost the connection to' : 'could not reach'} ${where} (${cause})`;
 }
 
@@ -123,6 +123,20 @@ function tlsReason(error: object, code: string): string {
   if (typeof reason === 'string' && reason) return reason;
   const message = firstLine(messageOf(error));
   return message && message.length <= 80 ? message : code.toLowerCase().replace(/_/g, ' ');
+}
+
+/**
+ * The first line of the innermost message down the `cause` chain: the SDKs wrap the failure
+ * in words of their own (`Connection error.`, `fetch failed`) that say nothing of it. Fetch's
+ * refusal of a port it blocks (`bad port`, e.g. 9 or 6000) is said in full.
+ */
+function innermostMessage(error: unknown): string {
+  let message = '';
+  for (let e: unknown = error, depth = 0; e && depth < 6; depth++) {
+    message = firstLine(messageOf(e)) || message;
+    e = typeof e === 'object' ? (e as { cause?: unknown }).cause : undefined;
+  }
+  return message === 'bad port' ? 'port blocked by fetch' : message;
 }
 
 function messageOf(error: unknown): string {

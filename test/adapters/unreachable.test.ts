@@ -76,6 +76,12 @@ describe.each(MODELS)('$name', ({ at }) => {
     },
   );
 
+  it("a port fetch blocks (9, say) is named as such, not as the SDK's words", async () => {
+    const url = 'http://127.0.0.1:9/v1';
+    const error = await failure(at(url), 'generate');
+    expect(error.message).toBe(`could not reach ${url} (port blocked by fetch)`);
+  });
+
   it('a TLS client talking to a plain HTTP server names the TLS failure', async () => {
     const url = `https://127.0.0.1:${plainPort}/v1`;
     const error = await failure(at(url), 'generate');

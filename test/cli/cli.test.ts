@@ -164,6 +164,14 @@ describe('statecraft exit codes and versions', () => {
     expect(outcome.code).toBe(3);
   }, 60_000);
 
+  it("--help says how to see a failure's stack", async () => {
+    const { code, stdout } = await statecraft('--help');
+    expect(code).toBe(0);
+    expect(stdout).toMatch(
+      /A failure is one line on stderr, and exit code 1\. Set STATECRAFT_DEBUG=1/,
+    );
+  }, 60_000);
+
   it('--version prints the version in package.json', async () => {
     const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
     const [long, short] = await Promise.all([statecraft('--version'), statecraft('-V')]);
