@@ -227,6 +227,36 @@ describe('statecraft on bad input', () => {
     }
   }, 60_000);
 
+  it("a missing export is reported before the module's code runs, where its text tells", async () => {
+    const module = 'test/cli/fixtures/side-effect-machine.ts';
+    const [missing, none, found] = await Promise.all([
+      statecraft('graph', `${module}#nope`),
+      statecraft('paths', module),
+      statecraft('graph', `${module}#lightMachine`),
+    ]);
+    expect(missing).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `statecraft graph: ${module} has no export named "nope"; it exports: lightMachine, notAMachine\n`,
+    });
+    expect(none.stderr).toBe(
+      `statecraft paths: "${module}" names no export: write ${module}#<export>, one of: lightMachine, notAMachine\n`,
+    );
+    // An export that is there: the module is imported, its code runs, as it must.
+    expect(found.code).toBe(0);
+    expect(found.stderr).toBe('side-effect-machine: top-level code ran\n');
+  }, 60_000);
+
+  it('`export * from` cannot be read without importing: the same message, after the code ran', async () => {
+    const module = 'test/cli/fixtures/side-effect-reexport.ts';
+    const { code, stderr } = await statecraft('graph', `${module}#nope`);
+    expect(code).toBe(1);
+    expect(stderr).toBe(
+      'side-effect-machine: top-level code ran\n' +
+        `statecraft graph: ${module} has no export named "nope"; it exports: lightMachine, notAMachine\n`,
+    );
+  }, 60_000);
+
   it('a module that throws: its message, and with STATECRAFT_DEBUG=1 the stack of its error', async () => {
     const ref = 'test/cli/fixtures/throws-on-load.ts#settingsPath';
     const [plain, debug] = await Promise.all([
