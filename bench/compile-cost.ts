@@ -1,11 +1,5 @@
-import {
-  type ContextMutation,
-  compileTurn,
-  type Message,
-  mutate,
-  type PromptContract,
-  userMessage,
-} from 'statecraft';
+import { type Message, userMessage } from 'statecraft';
+import { type ContextMutation, compileTurn, mutate, type PromptContract } from 'statecraft/compile';
 import { fmt, median, medianMicros, type Row } from './measure.js';
 
 // Compile cost per turn over a whole run: one turn = the model asks for one tool, the tool

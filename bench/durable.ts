@@ -1,13 +1,8 @@
 import { mkdtemp, rm, statfs } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import {
-  type ChainResult,
-  fileStore,
-  type JournalEntry,
-  type JournalStore,
-  memoryStore,
-} from 'statecraft';
+import { type ChainResult, fileStore, type JournalStore, memoryStore } from 'statecraft';
+import type { JournalEntry } from 'statecraft/durable';
 import { benchChain, chainRun } from './chain.js';
 import { fmt, median, medianMicros, medianMicrosAround, type Row } from './measure.js';
 import { ANSWER, STEPS, WorkloadModel } from './workload.js';

@@ -1,6 +1,7 @@
 import { chainRun, concurrentToolsRows } from './chain.js';
 import { compileCostRows } from './compile-cost.js';
 import { durableRows } from './durable.js';
+import { importTimeRows } from './import-time.js';
 import { linearScanRows } from './linear-scans.js';
 import { listingRows } from './listing.js';
 import { fmt, printTable } from './measure.js';
@@ -11,6 +12,9 @@ import { LOOPS, measureLoops } from './while-loop.js';
 // topic. Figures depend on the machine; compare rows measured in the same run.
 
 console.log(`statecraft bench — Node ${process.version}, ${process.platform}/${process.arch}`);
+printTable('Import time: a fresh process loading the package', await importTimeRows());
+// `npm run bench -- import`: only the import-time table, for iterating on what the root loads.
+if (process.argv.includes('import')) process.exit(0);
 printTable('Compile pipeline (SPEC P4): cost per turn as runs grow', await compileCostRows());
 printTable('Scans over model output (SPEC Q1): linear in the answer', await linearScanRows());
 

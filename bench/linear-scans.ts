@@ -1,4 +1,5 @@
-import { jsonCandidates, stripBlocks } from 'statecraft';
+import { stripBlocks } from 'statecraft/compile';
+import { jsonCandidates } from 'statecraft/model';
 import { fmt, medianMicros, type Row } from './measure.js';
 
 // SPEC Q1: scans over model output are linear. An answer that opens a code fence and never

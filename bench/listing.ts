@@ -1,7 +1,8 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileStore, JOURNAL_FORMAT_VERSION } from 'statecraft';
+import { fileStore } from 'statecraft';
+import { JOURNAL_FORMAT_VERSION } from 'statecraft/durable';
 import { fmt, median, type Row } from './measure.js';
 
 // fileStore's list() over 10,000 runs (issue 23: "10,000 runs listed in well under a second";

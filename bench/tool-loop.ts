@@ -1,13 +1,10 @@
+import { createToolLoop, defineTool, type LanguageModel, type PlannerContext } from 'statecraft';
 import {
-  createToolLoop,
-  defineTool,
   LANGUAGE_MODEL_VERSION,
-  type LanguageModel,
   type ModelRequest,
   type ModelResponse,
-  type PlannerContext,
   type StreamPart,
-} from 'statecraft';
+} from 'statecraft/model';
 import { z } from 'zod';
 import { fmt, median, medianMicros, type Row } from './measure.js';
 import { echo } from './workload.js';

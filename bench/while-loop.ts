@@ -1,16 +1,13 @@
 import {
   assistantMessage,
-  type ContextMutation,
-  compileTurn,
   type LanguageModel,
-  LocalToolRegistry,
-  mutate,
-  responseText,
-  responseToolCalls,
   Transcript,
   toolResultMessage,
   userMessage,
 } from 'statecraft';
+import { type ContextMutation, compileTurn, mutate } from 'statecraft/compile';
+import { responseText, responseToolCalls } from 'statecraft/model';
+import { LocalToolRegistry } from 'statecraft/tools';
 import { fmt, median, type Row } from './measure.js';
 import { echo, heapPerInFlightRun, STEPS, WorkloadModel } from './workload.js';
 

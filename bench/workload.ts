@@ -1,11 +1,10 @@
+import { defineTool, type LanguageModel } from 'statecraft';
 import {
-  defineTool,
   LANGUAGE_MODEL_VERSION,
-  type LanguageModel,
   type ModelRequest,
   type ModelResponse,
   type StreamPart,
-} from 'statecraft';
+} from 'statecraft/model';
 import { z } from 'zod';
 import { settledHeap } from './measure.js';
 

@@ -1,4 +1,4 @@
-// The seed's example, for real: a chain that commits a change in a git repository by running
+// A chain that commits a change in a git repository by running
 // `git status`, then `git diff`, then `git commit` with a message drawn from the diff.
 // It runs on the embedded scripted model, whose decisions read the real tool results, or on a
 // real provider when its variables are set (see model-from-env.ts).

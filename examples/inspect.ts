@@ -1,4 +1,4 @@
-// Watch a chain run in the Stately inspector (SPEC D1). This starts a local bridge on
+// Watch a chain run in the Stately inspector. This starts a local bridge on
 // 127.0.0.1:8080 and opens http://127.0.0.1:8080, a page that embeds the inspector from
 // stately.ai (that page needs a connection). Any run takes the inspector the same way:
 // `chain.invoke(input, { inspect })`, `stream`, `batch`, and every Runnable's config, which hands

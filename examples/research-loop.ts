@@ -72,11 +72,11 @@ function plan(context: PlannerContext): ScriptedTurn {
   if (last[0]?.toolName === 'count_lines') {
     return execute(command('Total lines', 'add', { numbers: last.map((r) => r.result) }));
   }
-  // Streamed: the loop decides on the first field and never reads the rest (SPEC T5).
+  // Streamed: the loop decides on the first field and never reads the rest (instant plans).
   return { chunks: ['{"nextAction": "response", ', '"executionCommands": []}'] };
 }
 
-/** The first `{ … \n}` block of a note, found by indexOf: linear, unlike a lazy regex (SPEC Q1). */
+/** The first `{ … \n}` block of a note, found by indexOf: linear, unlike a lazy regex (which backtracks on a long answer). */
 function firstBlock(text: string): string {
   const start = text.indexOf('{');
   const end = start < 0 ? -1 : text.indexOf('\n}', start + 1);

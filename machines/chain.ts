@@ -304,7 +304,11 @@ export interface ChainRunData {
   readonly intermediateResults: Readonly<Record<string, unknown>>;
 }
 
-/** How a run ended. `T` is the result's type, which the chain validated (unknown to the machine). */
+/**
+ * How a run ended. `T` is the result's type, which the chain validated (unknown to the machine).
+ * A failed run is an output too (`status: 'failed'`), never an error of the actor: an app's
+ * machine gets it on `onDone` from `chain.machine` and from `chain.durable(store)` alike.
+ */
 export type ChainOutput<T = unknown> =
   | (ChainRunData & {
       readonly status: 'succeeded';

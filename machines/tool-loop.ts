@@ -175,6 +175,10 @@ interface ToolLoopRunData {
   readonly usage: Usage;
 }
 
+/**
+ * How a loop ended. A failed run is an output too (`status: 'failed'`), never an error of the
+ * actor: an app's machine gets it on `onDone` from `loop.machine` and `loop.durable(store)` alike.
+ */
 export type ToolLoopOutput =
   | (ToolLoopRunData & {
       readonly status: 'done';

@@ -7,9 +7,9 @@ import {
   StatecraftError,
   TokenLimitError,
   TranscriptError,
-  usage,
   userMessage,
 } from 'statecraft';
+import { usage } from 'statecraft/model';
 import { ScriptExhaustedError } from 'statecraft/testing';
 import { describe, expect, it } from 'vitest';
 

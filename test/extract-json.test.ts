@@ -1,4 +1,5 @@
-import { createChain, extractJson, jsonCandidates } from 'statecraft';
+import { createChain } from 'statecraft';
+import { extractJson, jsonCandidates } from 'statecraft/model';
 import { ScriptedModel } from 'statecraft/testing';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';

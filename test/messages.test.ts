@@ -1,14 +1,16 @@
 import {
   assistantMessage,
-  ensureToolCallId,
-  generateToolCallId,
-  parseToolArguments,
   systemMessage,
   type ToolResult,
   toolResultMessage,
-  toolResultText,
   userMessage,
 } from 'statecraft';
+import {
+  ensureToolCallId,
+  generateToolCallId,
+  parseToolArguments,
+  toolResultText,
+} from 'statecraft/model';
 import { describe, expect, it } from 'vitest';
 
 describe('generateToolCallId', () => {

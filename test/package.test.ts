@@ -1,119 +1,258 @@
-import { execFile } from 'node:child_process';
-import { cp, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
-import { ConfigError, ModelError, type ObservedRun, observeRuns, sequence } from 'statecraft';
+import { ConfigError, ModelError, type ObservedRun, sequence } from 'statecraft';
+import { observeRuns } from 'statecraft/observe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { exec } from './package/npm.js';
+import { type Packed, packRepository } from './package/pack.js';
+import { COMMONJS_PROGRAM, ESM_PROGRAM, EXPECTED_OUTPUT } from './package/programs.js';
+import { scratchProject } from './package/scratch-project.js';
 
-const run = promisify(execFile);
+// The package as a user gets it: `npm pack` of the repository (its scripts build dist/),
+// installed with no network into new ESM and CommonJS projects outside the repository, then
+// type-checked and run there. Packing builds the whole package, and installing runs npm
+// twice: the timeouts are sized for a busy 2-core machine.
 const root = resolve('.');
-let pkg: string;
+const tsc = join(root, 'node_modules/typescript/bin/tsc');
+const started = Date.now();
+let work: string;
+let packed: Packed;
 
-// Builds the package as `npm run build` does, into a scratch copy, and uses it the way a
-// consumer would: by package name, through the `exports` map, with no TypeScript involved.
+interface PackageJson {
+  name: string;
+  version: string;
+  main: string;
+  types: string;
+  bin: Record<string, string>;
+  exports: Record<string, string | Record<string, string>>;
+}
+let manifest: PackageJson;
+/** Every `exports` entry with conditions (all but ./package.json), by subpath. */
+let entries: [string, Record<string, string>][];
+
 beforeAll(async () => {
-  pkg = join(await mkdtemp(join(tmpdir(), 'statecraft-pkg-')), 'statecraft');
-  await run(join(root, 'node_modules/.bin/tsc'), [
-    '-p',
-    'tsconfig.build.json',
-    '--outDir',
-    join(pkg, 'dist'),
-  ]);
-  await cp(join(root, 'package.json'), join(pkg, 'package.json'));
-  await symlink(join(root, 'node_modules'), join(pkg, 'node_modules'), 'dir');
-}, 60_000);
+  work = await mkdtemp(join(tmpdir(), 'statecraft-package-'));
+  packed = await packRepository(root, work);
+  manifest = JSON.parse(await readFile(join(packed.copy, 'package.json'), 'utf8'));
+  entries = Object.entries(manifest.exports).filter(
+    (entry): entry is [string, Record<string, string>] => typeof entry[1] === 'object',
+  );
+}, 300_000);
 
 afterAll(async () => {
-  if (pkg) await rm(resolve(pkg, '..'), { recursive: true, force: true });
+  if (work) await rm(work, { recursive: true, force: true });
+  console.log(
+    `package test: ${((Date.now() - started) / 1000).toFixed(1)} s; tarball ${packed?.size} bytes, ${packed?.files.length} files`,
+  );
+});
+
+const packedPath = (target: string) => target.replace(/^\.\//, '');
+
+describe('the packed package', () => {
+  it('holds the built code, declarations, CLI, LICENSE, README and CHANGELOG, and nothing else', async () => {
+    const files = new Set(packed.files);
+    for (const required of ['package.json', 'LICENSE', 'README.md', 'CHANGELOG.md']) {
+      expect(files, required).toContain(required);
+    }
+    expect(files).toContain(packedPath(manifest.main));
+    expect(files).toContain(packedPath(manifest.types));
+    for (const bin of Object.values(manifest.bin)) {
+      expect(files, bin).toContain(packedPath(bin));
+      const code = await readFile(join(packed.copy, bin), 'utf8');
+      expect(code.startsWith('#!/usr/bin/env node\n'), `${bin} starts with a shebang`).toBe(true);
+    }
+    // The viewer serves its page from beside its own module.
+    expect(files).toContain('dist/src/viewer/page/index.html');
+
+    const stray = packed.files.filter(
+      (file) =>
+        !/^(package\.json|LICENSE|README\.md|CHANGELOG\.md)$/.test(file) &&
+        !/^dist\/(src|machines|adapters)\/.+\.(js|d\.ts)$/.test(file) &&
+        !file.startsWith('dist/src/viewer/page/'),
+    );
+    expect(stray, 'files packed besides dist JS and declarations and the documents').toEqual([]);
+    // No sources, tests, tarballs or source maps (dist's JS reads as its source does).
+    expect(packed.files.filter((file) => /\.(map|tgz)$|^(src|test)\//.test(file))).toEqual([]);
+  });
+
+  it('gives every exports entry the same conditions, each pointing at a packed file', () => {
+    expect(entries.length).toBeGreaterThan(1);
+    expect(manifest.exports['./package.json']).toBe('./package.json');
+    for (const [subpath, conditions] of entries) {
+      // `types` first (TypeScript takes the first condition it knows); `default` serves
+      // require() (Node's require of ES modules) and every other resolver.
+      expect(Object.keys(conditions), subpath).toEqual([
+        'statecraft-source',
+        'types',
+        'import',
+        'default',
+      ]);
+      const source = conditions['statecraft-source'] ?? '';
+      expect(source, subpath).toMatch(/^\.\/src\/.+\.ts$/);
+      const js = `./dist/${source.slice(2, -'.ts'.length)}.js`;
+      expect(conditions, subpath).toEqual({
+        'statecraft-source': source,
+        types: js.replace(/\.js$/, '.d.ts'),
+        import: js,
+        default: js,
+      });
+      expect(packed.files, subpath).toContain(packedPath(js));
+      expect(packed.files, subpath).toContain(packedPath(js.replace(/\.js$/, '.d.ts')));
+    }
+    expect(manifest.exports['.']).toMatchObject({ default: manifest.main, types: manifest.types });
+  });
+
+  it('leaves no tarball in the repository', async () => {
+    expect((await readdir(root)).filter((name) => name.endsWith('.tgz'))).toEqual([]);
+  });
+});
+
+describe('installed from the tarball with no network', () => {
+  it('an ESM project type-checks and runs a chain, and the statecraft bin answers', async () => {
+    const dir = join(work, 'esm-app');
+    await scratchProject(root, dir, packed, 'esm');
+    await writeFile(join(dir, 'index.ts'), ESM_PROGRAM);
+    await exec(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: dir });
+    const { stdout } = await exec(process.execPath, ['out/index.js'], { cwd: dir });
+    expect(stdout).toBe(EXPECTED_OUTPUT);
+
+    const bin = join(dir, 'node_modules/.bin/statecraft');
+    expect((await exec(bin, ['--help'], { cwd: dir })).stdout).toMatch(/^Usage: statecraft /);
+    expect((await exec(bin, ['--version'], { cwd: dir })).stdout.trim()).toBe(manifest.version);
+  }, 240_000);
+
+  it('a CommonJS project (no "type") type-checks and runs the same chain through require', async () => {
+    const dir = join(work, 'commonjs-app');
+    await scratchProject(root, dir, packed, 'commonjs');
+    await writeFile(join(dir, 'index.ts'), COMMONJS_PROGRAM);
+    await exec(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: dir });
+    const compiled = await readFile(join(dir, 'out/index.js'), 'utf8');
+    expect(compiled).toContain('require("statecraft")');
+    const { stdout } = await exec(process.execPath, ['out/index.js'], { cwd: dir });
+    expect(stdout).toBe(EXPECTED_OUTPUT);
+  }, 240_000);
 });
 
 describe('the built package', () => {
-  it('serves `statecraft` and `statecraft/testing` from dist, with type declarations', async () => {
-    const script = `
-      const core = await import('statecraft');
-      const testing = await import('statecraft/testing');
-      const fs = await import('node:fs');
-      const pkg = JSON.parse(fs.readFileSync('package.json', 'utf8'));
-      console.log(JSON.stringify({
-        core: ['compileTurn', 'createChain', 'defineTool', 'LocalToolRegistry', 'Transcript', 'ModelError'].filter((k) => typeof core[k] === 'function'),
-        testing: Object.keys(testing).sort(),
-        types: Object.values(pkg.exports).map((e) => fs.existsSync(e.types)),
-      }));`;
-    const { stdout } = await run('node', ['--input-type=module', '-e', script], { cwd: pkg });
-    const seen = JSON.parse(stdout);
-    expect(seen.core).toEqual([
-      'compileTurn',
-      'createChain',
-      'defineTool',
-      'LocalToolRegistry',
-      'Transcript',
-      'ModelError',
-    ]);
-    expect(seen.testing).toEqual([
-      'DEFAULT_LIMITS',
-      'PathReplayError',
-      'ScriptExhaustedError',
-      'ScriptedModel',
-      'TraversalLimitError',
-      'allSnapshots',
-      'allTransitionNames',
-      'assertCanReach',
-      'assertUnreachable',
-      'canReach',
-      'generatePathTests',
-      'reachabilityViolations',
-      'serializeSnapshot',
-      'stateNodePaths',
-      'transitionName',
-    ]);
-    expect(seen.types).toEqual([true, true, true, true, true, true, true, true]);
-  });
+  // require() of an ES module refuses a graph with top-level await in it (Node's
+  // ERR_REQUIRE_ASYNC_MODULE): requiring every entry, with every optional peer present,
+  // proves there is none. Each entry must also serve the names its source exports.
+  it('loads every exports entry through require, with the names its source exports', async () => {
+    const specifiers = entries.map(([subpath]) => `${manifest.name}${subpath.slice(1)}`);
+    await writeFile(
+      join(packed.copy, 'require-all.cjs'),
+      `const names = {};
+       for (const specifier of ${JSON.stringify(specifiers)}) {
+         names[specifier] = Object.keys(require(specifier)).filter((k) => k !== '__esModule').sort();
+       }
+       console.log(JSON.stringify(names));`,
+    );
+    const { stdout } = await exec(process.execPath, ['require-all.cjs'], { cwd: packed.copy });
+    const required = JSON.parse(stdout) as Record<string, string[]>;
+    const fromSource: Record<string, string[]> = {};
+    for (const specifier of specifiers) {
+      fromSource[specifier] = Object.keys(await import(/* @vite-ignore */ specifier)).sort();
+    }
+    expect(required).toEqual(fromSource);
+  }, 120_000);
 
-  // DESIGN principle 7: optional weight stays optional. A resolve hook logs every module the
-  // import loads; `statecraft` must load no provider SDK, each subpath only its own.
+  // Optional weight stays optional. A resolve hook logs every module the import loads;
+  // `statecraft` must load no provider SDK, each subpath only its own.
   it('loads no provider SDK for `statecraft`, and each SDK only from its own subpath', async () => {
+    const pkg = packed.copy;
     const sdks = ['openai', '@anthropic-ai/sdk', '@google/genai', '@modelcontextprotocol/sdk'];
     // Not among `sdks` for the provider subpaths: @anthropic-ai/sdk loads it on its own.
     const withOtel = [...sdks, '@opentelemetry/api', '@restatedev/restate-sdk'];
+    await writeFile(
+      join(pkg, 'log-hooks.mjs'),
+      `import { appendFileSync } from 'node:fs';
+       export async function resolve(specifier, context, next) {
+         const resolved = await next(specifier, context);
+         appendFileSync(process.env.LOAD_LOG, resolved.url + '\\n');
+         return resolved;
+       }`,
+    );
+    const register = `import { register } from 'node:module'; register('./log-hooks.mjs', import.meta.url);`;
+    await writeFile(join(pkg, 'register.mjs'), register);
     const loaded = async (specifier: string, among = sdks) => {
       const log = join(pkg, `loaded-${specifier.replace(/\W/g, '_')}.log`);
-      await writeFile(
-        join(pkg, 'log-hooks.mjs'),
-        `import { appendFileSync } from 'node:fs';
-         export async function resolve(specifier, context, next) {
-           const resolved = await next(specifier, context);
-           appendFileSync(process.env.LOAD_LOG, resolved.url + '\\n');
-           return resolved;
-         }`,
-      );
-      const register = `import { register } from 'node:module'; register('./log-hooks.mjs', import.meta.url);`;
-      await writeFile(join(pkg, 'register.mjs'), register);
-      await run(
-        'node',
+      await exec(
+        process.execPath,
         ['--import', './register.mjs', '--input-type=module', '-e', `await import('${specifier}')`],
-        {
-          cwd: pkg,
-          env: { ...process.env, LOAD_LOG: log },
-        },
+        { cwd: pkg, env: { LOAD_LOG: log } },
       );
       const urls = (await readFile(log, 'utf8')).split('\n');
       return among.filter((sdk) => urls.some((url) => url.includes(`/node_modules/${sdk}/`)));
     };
     expect(await loaded('statecraft', withOtel)).toEqual([]);
     expect(await loaded('statecraft/testing', withOtel)).toEqual([]);
+    for (const sub of [
+      'compile',
+      'machines',
+      'tool-loop',
+      'model',
+      'tools',
+      'durable',
+      'observe',
+      'viz',
+    ]) {
+      expect(await loaded(`statecraft/${sub}`, withOtel)).toEqual([]);
+    }
     expect(await loaded('statecraft/openai')).toEqual(['openai']);
     expect(await loaded('statecraft/anthropic')).toEqual(['@anthropic-ai/sdk']);
     expect(await loaded('statecraft/gemini')).toEqual(['@google/genai']);
     expect(await loaded('statecraft/mcp')).toEqual(['@modelcontextprotocol/sdk']);
     expect(await loaded('statecraft/otel', withOtel)).toEqual(['@opentelemetry/api']);
     expect(await loaded('statecraft/restate', withOtel)).toEqual(['@restatedev/restate-sdk']);
+  }, 120_000);
+
+  // What a chain does not need loads at first use: a plain `import('statecraft')` leaves the
+  // file store's code and the streaming plan parser unloaded, and the file store still works
+  // from the built package once used (its code found and loaded from dist).
+  it('loads the file store and the streaming plan parser only when first used', async () => {
+    const pkg = packed.copy;
+    const log = join(pkg, 'loaded-lazily.log');
+    await writeFile(
+      join(pkg, 'lazy-hooks.mjs'),
+      `import { appendFileSync } from 'node:fs';
+       export async function resolve(specifier, context, next) {
+         const resolved = await next(specifier, context);
+         appendFileSync(process.env.LOAD_LOG, resolved.url + '\\n');
+         return resolved;
+       }`,
+    );
+    const script = `
+      import { register } from 'node:module';
+      import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
+      import { tmpdir } from 'node:os';
+      import { join } from 'node:path';
+      register('./lazy-hooks.mjs', import.meta.url);
+      const { fileStore } = await import('statecraft');
+      appendFileSync(process.env.LOAD_LOG, '--- used\\n');
+      const dir = mkdtempSync(join(tmpdir(), 'statecraft-lazy-'));
+      try {
+        const store = fileStore(dir);
+        await store.append('r1', { type: 'start', version: 1, runId: 'r1', kind: 'chain', startedAt: 1, input: 'hi' });
+        console.log(JSON.stringify((await store.list()).map((run) => run.runId)));
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }`;
+    const { stdout } = await exec(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: pkg,
+      env: { ...process.env, LOAD_LOG: log },
+    });
+    expect(JSON.parse(stdout)).toEqual(['r1']);
+    const [atImport = '', afterUse = ''] = (await readFile(log, 'utf8')).split('--- used');
+    const lazy = ['/durable/stores/file-store.js', '/node_modules/@streamparser/json/'];
+    expect(lazy.filter((part) => atImport.includes(part))).toEqual([]);
+    expect(afterUse).toContain('/durable/stores/file-store.js');
   }, 60_000);
 
   it('recognises errors from another copy of the package with isInstance, where instanceof fails', async () => {
     const copy = (await import(
-      pathToFileURL(join(pkg, 'dist/src/index.js')).href
+      pathToFileURL(join(packed.copy, 'dist/src/index.js')).href
     )) as typeof import('statecraft');
     const theirs = new copy.ConfigError('maxIterations', 'must be an integer');
     expect(theirs instanceof ConfigError).toBe(false);
@@ -127,10 +266,10 @@ describe('the built package', () => {
   // one copy wrapping a chain of the other still reports one run, its child.
   it('shares run observers with another copy of the package in the same process', async () => {
     const copy = (await import(
-      pathToFileURL(join(pkg, 'dist/src/index.js')).href
+      pathToFileURL(join(packed.copy, 'dist/src/index.js')).href
     )) as typeof import('statecraft');
     const testing = (await import(
-      pathToFileURL(join(pkg, 'dist/src/testing.js')).href
+      pathToFileURL(join(packed.copy, 'dist/src/testing.js')).href
     )) as typeof import('statecraft/testing');
     const runs: ObservedRun[] = [];
     const off = observeRuns({ onRunStart: (run) => void runs.push(run) });

@@ -2,19 +2,21 @@ import {
   AbortError,
   assistantMessage,
   ConfigError,
-  collectStream,
   defineTool,
-  LocalToolRegistry,
   ModelError,
-  type ModelRequest,
   ProtocolError,
-  responseText,
-  responseToolCalls,
-  type StreamPart,
   Transcript,
   userMessage,
 } from 'statecraft';
+import {
+  collectStream,
+  type ModelRequest,
+  responseText,
+  responseToolCalls,
+  type StreamPart,
+} from 'statecraft/model';
 import { ScriptExhaustedError, ScriptedModel, type ScriptedTurn } from 'statecraft/testing';
+import { LocalToolRegistry } from 'statecraft/tools';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { thrownBy } from './support/errors.js';

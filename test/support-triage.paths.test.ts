@@ -6,11 +6,15 @@ import {
   type ChainInput,
   type ChainOptions,
   type ChainOutput,
+  type ChainRunInput,
   createChain,
   createToolLoop,
+  type DurableActorInput,
   ModelError,
+  memoryStore,
   type ToolLoopOptions,
   type ToolLoopOutput,
+  userMessage,
 } from 'statecraft';
 import {
   assertCanReach,
@@ -124,11 +128,17 @@ const researchPaths = 3 + 2 * draftPaths;
 // researched, a how-to question goes straight to a draft.
 const PATH_COUNT = 4 + 2 * researchPaths + draftPaths;
 
-/** The text of the messages a scripted child was started with (the machine computed them). */
-const promptOf = (input: ChainInput): string =>
-  input.messages
+/**
+ * The text of the messages a scripted child was started with (the machine computed them):
+ * the chain's machine input, or a durable actor's `{ runId, input }`.
+ */
+const promptOf = (input: ChainInput | DurableActorInput<string | ChainRunInput>): string => {
+  const run = 'runId' in input ? input.input : input;
+  const messages = typeof run === 'string' ? [userMessage(run)] : run.messages;
+  return messages
     .flatMap((m) => (m.role === 'user' || m.role === 'system' ? [m.content] : []))
     .join('\n');
+};
 
 /** The path that ends with `events` (by name), and where. */
 function pathNamed(name: string) {
@@ -316,5 +326,41 @@ describe('support triage: coverage and properties (SPEC D3)', () => {
     const failure = overLimit?.run({ machine: broken });
     await expect(failure).rejects.toBeInstanceOf(PathReplayError);
     await expect(failure).rejects.toThrow(/step 5 \(REVISE\): the state value differs/);
+  });
+});
+
+describe('support triage with durable agents: the same paths, the same outcomes', () => {
+  // The agents run durably (`durable(store)`): their outputs, failed runs included, are the
+  // machines' outputs, so the outcomes above model them unchanged and every path is the same.
+  const durableMachine = createTriageMachine(agents, { store: memoryStore() });
+  const durableSuite = generatePathTests(durableMachine, options);
+
+  it('generates the same paths', () => {
+    expect(durableSuite.paths.map((p) => p.name)).toEqual(suite.paths.map((p) => p.name));
+  });
+
+  it('every path ends as it does with the agents as machines, each agent given { runId, input }', async () => {
+    for (const [i, path] of durableSuite.paths.entries()) {
+      const replay = await path.run();
+      const expected = await (suite.paths[i] as (typeof suite.paths)[number]).run();
+      expect(replay.snapshot.value).toBe(expected.snapshot.value);
+      expect(replay.snapshot.output).toEqual(expected.snapshot.output);
+      for (const call of replay.calls) {
+        expect(call.input).toMatchObject({ runId: expect.stringMatching(/^T-5017\./) });
+      }
+    }
+  });
+
+  it('names each draft its own run, so a redraft is not the first draft resumed', async () => {
+    const replay = await durableSuite.paths
+      .find(
+        (p) => p.name === 'classify:done#2 → draft:done#0 → REVISE → draft:done#0 → APPROVE ⇒ sent',
+      )
+      ?.run();
+    expect(replay?.calls.map((c) => (c.input as { runId: string }).runId)).toEqual([
+      'T-5017.classify',
+      'T-5017.draft-0',
+      'T-5017.draft-1',
+    ]);
   });
 });

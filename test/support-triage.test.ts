@@ -3,7 +3,13 @@
 // Runs it end to end on the scripted models through its public factory, and as a script.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { type LanguageModel, ModelError, type ModelRequest } from 'statecraft';
+import {
+  type JournalStore,
+  type LanguageModel,
+  ModelError,
+  type ModelRequest,
+  memoryStore,
+} from 'statecraft';
 import { ScriptedModel } from 'statecraft/testing';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { createActor, toPromise, waitFor } from 'xstate';
@@ -24,9 +30,10 @@ async function runTicket(
     ticket = sampleTicket,
     maxRevisions,
     agentTimeoutMs,
-  }: { ticket?: Ticket; maxRevisions?: number; agentTimeoutMs?: number } = {},
+    store,
+  }: { ticket?: Ticket; maxRevisions?: number; agentTimeoutMs?: number; store?: JournalStore } = {},
 ) {
-  const machine = createTriageMachine(createTriageAgents(models));
+  const machine = createTriageMachine(createTriageAgents(models), { store });
   const actor = createActor(machine, { input: { ticket, maxRevisions, agentTimeoutMs } });
   const path: string[] = [];
   const pending = [...reviews];
@@ -119,29 +126,76 @@ describe('examples/support-triage: the app machine end to end (SPEC R5)', () => 
     );
   });
 
-  it.each([
-    {
-      why: 'the model fails',
-      classifier: new ScriptedModel([{ error: new ModelError('the provider is overloaded') }]),
-      reason: 'classification failed (MODEL_ERROR: the provider is overloaded)',
-    },
-    {
-      why: 'no answer passes the schema in three tries',
-      classifier: new ScriptedModel(() => ({ text: 'It is about money, I think.' }), {
-        expectedCalls: 3,
-      }),
-      reason: 'classification failed (PROTOCOL_ERROR',
-    },
-  ])('escalates when the classification chain fails: $why', async ({ classifier, reason }) => {
-    const models = { ...createScriptedModels(), classifier };
-    const { path, output } = await runTicket(models, []);
+  // A failed run reaches the machine the same way whether the agents run as machines or
+  // durably: the same transition, the same reason.
+  it.each(
+    [
+      {
+        why: 'the model fails',
+        classifier: () =>
+          new ScriptedModel([{ error: new ModelError('the provider is overloaded') }]),
+        reason: 'classification failed (MODEL_ERROR: the provider is overloaded)',
+      },
+      {
+        why: 'no answer passes the schema in three tries',
+        classifier: () =>
+          new ScriptedModel(() => ({ text: 'It is about money, I think.' }), {
+            expectedCalls: 3,
+          }),
+        reason: 'classification failed (PROTOCOL_ERROR',
+      },
+    ].flatMap((failure) => [
+      { ...failure, agents: 'machines' },
+      { ...failure, agents: 'durable' },
+    ]),
+  )(
+    'escalates when the classification chain fails: $why (agents as $agents)',
+    async ({ classifier: makeClassifier, reason, agents }) => {
+      const classifier = makeClassifier();
+      const models = { ...createScriptedModels(), classifier };
+      const store = agents === 'durable' ? memoryStore() : undefined;
+      const { path, output } = await runTicket(models, [], { store });
 
-    expect(path).toEqual(['classifying', 'escalated']);
-    if (output.status !== 'escalated') throw new Error('sent without a triage');
-    expect(output.reason).toContain(reason);
-    expect(output.triage).toBeUndefined();
-    expect(models.researcher.callCount + models.writer.callCount).toBe(0);
-    classifier.assertComplete();
+      expect(path).toEqual(['classifying', 'escalated']);
+      if (output.status !== 'escalated') throw new Error('sent without a triage');
+      expect(output.reason).toContain(reason);
+      expect(output.triage).toBeUndefined();
+      expect(models.researcher.callCount + models.writer.callCount).toBe(0);
+      classifier.assertComplete();
+      // The durable run ended in its journal as failed: restoring the ticket would not rerun it.
+      if (store) {
+        expect((await store.read('T-5017.classify'))?.at(-1)).toEqual({
+          type: 'end',
+          status: 'failed',
+        });
+      }
+    },
+  );
+
+  it('with durable agents: the same path and reply, each agent run ended in the store', async () => {
+    const store = memoryStore();
+    const { path, output } = await runTicket(createScriptedModels(), [revise, approve], { store });
+    expect(path).toEqual([
+      'classifying',
+      'researching',
+      'drafting',
+      'awaitingReview',
+      'drafting',
+      'awaitingReview',
+      'sent',
+    ]);
+    if (output.status !== 'sent') throw new Error(`escalated: ${output.reason}`);
+    expect(output.reply).toContain('We are refunding the duplicate charge (ch_882).');
+    const runs = await store.list();
+    expect(runs.map((r) => r.runId).sort()).toEqual([
+      'T-5017.classify',
+      'T-5017.draft-0',
+      'T-5017.draft-1',
+      'T-5017.research',
+    ]);
+    for (const run of runs) {
+      expect((await store.read(run.runId))?.at(-1)).toEqual({ type: 'end', status: 'succeeded' });
+    }
   });
 
   it('escalates a ticket whose agent does not answer in time, and cancels the call', async () => {

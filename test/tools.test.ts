@@ -1,12 +1,6 @@
-import {
-  ConfigError,
-  defineTool,
-  LocalToolRegistry,
-  parseToolArguments,
-  runTool,
-  type ToolCall,
-  type ToolContext,
-} from 'statecraft';
+import { ConfigError, defineTool, type ToolCall, type ToolContext } from 'statecraft';
+import { parseToolArguments } from 'statecraft/model';
+import { LocalToolRegistry, runTool } from 'statecraft/tools';
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { thrownBy } from './support/errors.js';

@@ -1,4 +1,4 @@
-import { addUsage, usage, ZERO_USAGE } from 'statecraft';
+import { addUsage, usage, ZERO_USAGE } from 'statecraft/model';
 import { describe, expect, it } from 'vitest';
 
 describe('usage', () => {

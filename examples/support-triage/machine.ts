@@ -5,8 +5,21 @@
 // renders in the Stately inspector and its paths can be generated as tests. An agent that
 // does not answer in time (a provider that hangs) hands the ticket to a person: an `after`
 // on each agent's state, which also stops the agent and so cancels its calls.
-import type { Chain, ChainOutput, ToolLoop, ToolLoopOutput } from 'statecraft';
-import { systemMessage, userMessage } from 'statecraft';
+//
+// Every agent ends the same way, whether invoked as its machine or durably (`durable(store)`,
+// so a persisted ticket resumes its agents from their journals): `onDone` with the run's
+// output, and a failed run is that output with `status: 'failed'` (`isFailedRun`,
+// `runFailure`). `onError` is only an agent this process could not bring to an end.
+import type {
+  Chain,
+  ChainOutput,
+  ChainRunInput,
+  JournalStore,
+  ToolLoop,
+  ToolLoopOutput,
+  ToolLoopRunInput,
+} from 'statecraft';
+import { isFailedRun, runFailure, systemMessage, userMessage } from 'statecraft';
 import { assign, setup } from 'xstate';
 import { z } from 'zod';
 
@@ -90,6 +103,15 @@ export interface TriageAgents {
   readonly draft: Chain<string>;
 }
 
+export interface TriageMachineOptions {
+  /**
+   * Runs every agent durably in this store (`durable(store)`), under run ids made from the
+   * ticket's id: a ticket persisted mid-run and restored resumes its agents from their
+   * journals without repeating a finished call. The machine reads their outputs the same.
+   */
+  readonly store?: JournalStore;
+}
+
 /**
  * The classification as its type. `Chain<Triage>.machine` outputs `ChainOutput`, whose
  * `result` is `unknown` whatever the chain's T; the chain already validated it against this
@@ -102,8 +124,10 @@ export function triageOf(output: ChainOutput): Triage | undefined {
   return parsed.success ? parsed.data : undefined;
 }
 
+/** `MODEL_ERROR: the provider is down`: the failed run's error, as invoke() would throw it. */
 function failureOf(output: ChainOutput | ToolLoopOutput): string {
-  return output.status === 'failed' ? `${output.failure.code}: ${output.failure.message}` : '';
+  const failure = runFailure(output);
+  return failure ? `${failure.code}: ${failure.message}` : '';
 }
 
 function errorText(error: unknown): string {
@@ -147,7 +171,19 @@ function draftPrompt(context: TriageContext): string {
   ].join('\n\n');
 }
 
-export function createTriageMachine({ classify, research, draft }: TriageAgents) {
+export function createTriageMachine(
+  { classify, research, draft }: TriageAgents,
+  { store }: TriageMachineOptions = {},
+) {
+  // What each state invokes: the agent's machine with its input, or its durable actor with
+  // `{ runId, input }`. Both end with the same output, read below by the same transitions.
+  const classifyRun = (ticket: Ticket, input: string) =>
+    store ? { runId: `${ticket.id}.classify`, input } : classify.input(input);
+  const researchRun = (ticket: Ticket, input: ToolLoopRunInput) =>
+    store ? { runId: `${ticket.id}.research`, input } : research.input(input);
+  // Each draft is a run of its own: a redraft is not the first draft resumed.
+  const draftRun = (ticket: Ticket, revision: number, input: ChainRunInput) =>
+    store ? { runId: `${ticket.id}.draft-${revision}`, input } : draft.input(input);
   return setup({
     types: {
       input: {} as TriageInput,
@@ -156,17 +192,17 @@ export function createTriageMachine({ classify, research, draft }: TriageAgents)
       output: {} as TriageOutput,
     },
     actors: {
-      classifyTicket: classify.machine,
-      researchTicket: research.machine,
-      draftReply: draft.machine,
+      classifyTicket: store ? classify.durable(store) : classify.machine,
+      researchTicket: store ? research.durable(store) : research.machine,
+      draftReply: store ? draft.durable(store) : draft.machine,
     },
     guards: {
       // A chain or loop that fails ends in its final state with the failure as data.
       classificationFailed: (_, { output }: { output: ChainOutput }) =>
         triageOf(output) === undefined,
       isHowTo: (_, { output }: { output: ChainOutput }) => triageOf(output)?.category === 'how-to',
-      researchFailed: (_, { output }: { output: ToolLoopOutput }) => output.status === 'failed',
-      draftFailed: (_, { output }: { output: ChainOutput }) => output.status === 'failed',
+      researchFailed: (_, { output }: { output: ToolLoopOutput }) => isFailedRun(output),
+      draftFailed: (_, { output }: { output: ChainOutput }) => isFailedRun(output),
       canRevise: ({ context }) => context.revisions < context.maxRevisions,
     },
     delays: { agentTimeout: ({ context }) => context.agentTimeoutMs },
@@ -228,7 +264,7 @@ export function createTriageMachine({ classify, research, draft }: TriageAgents)
           id: 'classify',
           src: 'classifyTicket',
           input: ({ context: { ticket } }) =>
-            classify.input(`Ticket ${ticket.id}: ${ticket.subject}\n\n${ticket.body}`),
+            classifyRun(ticket, `Ticket ${ticket.id}: ${ticket.subject}\n\n${ticket.body}`),
           onDone: [
             {
               guard: {
@@ -254,7 +290,7 @@ export function createTriageMachine({ classify, research, draft }: TriageAgents)
               actions: { type: 'recordTriage', params: ({ event }) => ({ output: event.output }) },
             },
           ],
-          // A child that throws (not a failed run, which is data) is an error event.
+          // Not a failed run (that is data, above): an agent that could not end its run here.
           onError: {
             target: 'escalated',
             actions: {
@@ -270,7 +306,7 @@ export function createTriageMachine({ classify, research, draft }: TriageAgents)
           id: 'research',
           src: 'researchTicket',
           input: ({ context: { ticket, triage } }) =>
-            research.input({
+            researchRun(ticket, {
               userInput: `${ticket.subject}\n\n${ticket.body}\n\nTriage: ${triage?.summary}`,
               extraRequirement: 'Find the facts a support agent needs to answer this ticket.',
             }),
@@ -306,7 +342,7 @@ export function createTriageMachine({ classify, research, draft }: TriageAgents)
           id: 'draft',
           src: 'draftReply',
           input: ({ context }) =>
-            draft.input({
+            draftRun(context.ticket, context.revisions, {
               messages: [systemMessage(DRAFT_INSTRUCTIONS), userMessage(draftPrompt(context))],
               // SPEC C9: the classification's cached results flow on; the reply joins them.
               intermediateResults: context.intermediateResults,

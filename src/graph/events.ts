@@ -11,7 +11,11 @@ import { descendants, nodePath } from './state-nodes.js';
 // - delayed transitions: `xstate.after.<delay>.<state id>`, named `after:<delay>@<state>`,
 //   offered when their timer may be the next to end (runtime.ts says which may).
 
-/** What an invoked child may answer in the paths: each output and each error is one event. */
+/**
+ * What an invoked child may answer in the paths: each output and each error is one event. A
+ * chain or tool loop that fails ends with an output (`status: 'failed'`), whether it runs as
+ * its machine or durably, so one list of outputs serves both; `errors` are actors that threw.
+ */
 export interface ActorOutcomes {
   readonly outputs?: readonly unknown[];
   readonly errors?: readonly unknown[];

@@ -154,11 +154,17 @@ export interface Chain<T> {
    * with input `{ runId, input }`. Restoring the app's machine from a snapshot re-invokes it,
    * and the run resumes from its journal (`chain.machine` cannot be resumed so: restored in
    * the middle of a run it fails with an AbortError saying to use this).
+   *
+   * It ends like `chain.machine`: `onDone` with the machine's output, whether the run
+   * succeeded or failed (`output.status === 'failed'`, read it with `runFailure(output)`);
+   * `onError` only when the run could not be brought to an end in this process (bad input,
+   * a journal that cannot be written or read or disagrees with the run, a run parked for an
+   * approval): it can be resumed.
    */
-  durable<Result extends ChainResult<T> = ChainResult<T>>(
+  durable<Output extends ChainOutput<T> = ChainOutput<T>>(
     store: JournalStore,
     options?: Omit<ChainRunOptions, 'runId' | 'store' | 'signal'>,
-  ): PromiseActorLogic<Result, DurableActorInput<string | ChainRunInput>>;
+  ): PromiseActorLogic<Output, DurableActorInput<string | ChainRunInput>>;
   /** Routes tool calls to a remote executor first (SPEC C10), from the next model call on, in running runs too. */
   connect(remote: RemoteToolExecutor): void;
   disconnect(): void;
@@ -271,7 +277,7 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
     input,
     invoke: host.invoke,
     resume: host.resume,
-    // The generic Result only keeps Chain<T> assignable to Chain<unknown>; it is ChainResult<T>.
+    // The generic Output only keeps Chain<T> assignable to Chain<unknown>; it is ChainOutput<T>.
     durable: host.durable as Chain<T>['durable'],
     batch: host.batch,
     stream: host.stream,

@@ -155,12 +155,14 @@ export interface ToolLoop {
   /**
    * An actor logic for an app's machine that runs this loop durably in `store`: invoke it
    * with input `{ runId, input }`; restoring the app's machine re-invokes it, and the run
-   * resumes from its journal.
+   * resumes from its journal. It ends like `loop.machine`: `onDone` with the machine's
+   * output, a failed run included (`output.status === 'failed'`); `onError` only when the run
+   * could not be brought to an end in this process (as a chain's durable()).
    */
   durable(
     store: JournalStore,
     options?: Omit<ToolLoopRunOptions, 'runId' | 'store' | 'signal'>,
-  ): PromiseActorLogic<ToolLoopResult, DurableActorInput<string | ToolLoopRunInput>>;
+  ): PromiseActorLogic<ToolLoopOutput, DurableActorInput<string | ToolLoopRunInput>>;
   /**
    * One planning round, normalized, without executing anything. A malformed answer rejects
    * with a ProtocolError at once: `planRetries` applies to runs, not to this probe.

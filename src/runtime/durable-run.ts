@@ -332,6 +332,14 @@ export interface DurableActorInput<RunInput> {
  * A promise actor that runs `input.input` as the durable run `input.runId`. XState re-invokes
  * a promise actor when it restores a snapshot; the journal makes that harmless: the run
  * attaches to what it had done (replayed, not repeated) and goes on.
+ *
+ * One failure path into app machines: `start` resolves with the run's machine output, a
+ * failed run included (`status: 'failed'`, its journal ended), exactly as the kind's machine
+ * invoked directly would end. It rejects only where this process could not bring the run to
+ * an end, and the run may still be resumed: input it cannot start (ConfigError, InputError),
+ * a journal that cannot be opened, written or read (JournalError, JournalCodecError), one
+ * that disagrees with the run (JournalMismatchError), a run held by another writer, or one
+ * parked until people decide (ApprovalPendingError). The same rule for chains and loops.
  */
 export function durableActor<RunInput, Result>(
   what: string,

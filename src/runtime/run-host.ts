@@ -409,17 +409,42 @@ export class RunHost<K extends RunTypes> implements EffectsHost<K['resources']> 
     );
   };
 
-  /** An actor logic for an app's machine that makes the run `{ runId, input }` durably in `store`. */
+  /**
+   * An actor logic for an app's machine that makes the run `{ runId, input }` durably in
+   * `store`. It ends as the kind's machine does: with the machine's output, a failed run
+   * included (`status: 'failed'`), so an app's `onDone` reads a run the same way whichever
+   * it invokes. It rejects (the app's `onError`) only when this process could not bring the
+   * run to an end: input it cannot start, a journal that cannot be written or read or that
+   * disagrees with the run, a run parked for approval (see durableActor).
+   */
   durable = (
     store: JournalStore,
     durableOptions?: Omit<K['runOptions'], 'runId' | 'store' | 'signal'>,
-  ): PromiseActorLogic<K['result'], DurableActorInput<K['runInput']>> => {
+  ): PromiseActorLogic<K['output'], DurableActorInput<K['runInput']>> => {
     // Checked now, where the app's machine is built, not when it first invokes the actor.
     checkRunOptions(durableOptions, 'durable', this.#what, store);
     return durableActor(this.name, (runInput: K['runInput'], runId, signal) =>
-      this.invoke(runInput, { ...durableOptions, runId, store, signal } as K['runOptions']),
+      this.#durableOutput(runInput, {
+        ...durableOptions,
+        runId,
+        store,
+        signal,
+      } as K['runOptions']),
     );
   };
+
+  /** A durable run to its end, as its machine's output; observers are told as invoke() tells them. */
+  async #durableOutput(runInput: K['runInput'], runOptions: K['runOptions']): Promise<K['output']> {
+    const start = this.start(runInput, runOptions);
+    const durable = this.#durableOf(runOptions) as DurableRun;
+    const live = this.#durableRun(durable, start, runOptions);
+    const { output, recorder } = await live.ended;
+    // Observers were told of the run by whoever started it (an attached run: not again).
+    const observe = !live.attached;
+    if (isFailed<K>(output)) this.errorOf(output, recorder, observe);
+    else this.settle(output, recorder, observe);
+    return output;
+  }
 
   batch = (
     inputs: readonly K['runInput'][],

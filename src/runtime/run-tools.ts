@@ -112,7 +112,7 @@ export class RunTools {
     if (remote) refuseCollisions(remote, remoteSpecs, (name) => this.#options.local.has(name));
     const remoteNames = new Set(remoteSpecs.map((t) => t.name));
     const specs = [...remoteSpecs, ...local.filter((t) => !remoteNames.has(t.name))];
-    if (this.#streams.size > 0) specs.push(stopStreamTool.spec);
+    if (this.#streams.size > 0) specs.push(stopStreamTool().spec);
     return specs;
   }
 

@@ -1,4 +1,4 @@
-import JSONParser from '@streamparser/json/jsonparser.js';
+import type JSONParser from '@streamparser/json/jsonparser.js';
 import type { StreamPart } from '../model/language-model.js';
 import type { Usage } from '../usage.js';
 import { ZERO_USAGE } from '../usage.js';
@@ -25,7 +25,9 @@ export async function readPlanStream(
   let text = '';
   let usage = ZERO_USAGE;
   let decided: string | undefined;
-  let parser: JSONParser | undefined = new JSONParser({
+  // Loaded at the first streamed plan, not with `statecraft`: a chain never parses one.
+  const { default: StreamingParser } = await import('@streamparser/json/jsonparser.js');
+  let parser: JSONParser | undefined = new StreamingParser({
     paths: ['$.nextAction', '$.next_action'],
     keepStack: false,
   });

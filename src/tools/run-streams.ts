@@ -138,7 +138,7 @@ export class RunStreams {
 
   /** The built-in stop tool: closes the stream it names; a cleanup that fails is a failed result. */
   async stop(call: ToolCall): Promise<ToolResult> {
-    const parsed = stopStreamTool.input.safeParse(call.arguments);
+    const parsed = stopStreamTool().input.safeParse(call.arguments);
     const stream = parsed.success ? this.#streams.get(parsed.data.streamId) : undefined;
     const result = (success: boolean, text: string): ToolResult =>
       success
@@ -248,13 +248,26 @@ export class RunStreams {
   }
 }
 
-/** The built-in Stop tool; its execution is handled by RunStreams itself. */
-export const stopStreamTool = defineTool({
-  name: STOP_STREAM_TOOL,
-  description:
-    'Stops a streaming tool result you no longer need. Pass the streamId from its result.',
-  input: z.object({ streamId: z.string() }),
-  execute: () => {
-    throw new Error('handled by RunStreams');
-  },
-});
+let stopTool: ReturnType<typeof defineStopStreamTool> | undefined;
+
+/**
+ * The built-in Stop tool; its execution is handled by RunStreams itself. Made on first use:
+ * defining it converts its schema to JSON Schema, which took longer than loading the rest of
+ * statecraft when it ran at import.
+ */
+export function stopStreamTool() {
+  stopTool ??= defineStopStreamTool();
+  return stopTool;
+}
+
+function defineStopStreamTool() {
+  return defineTool({
+    name: STOP_STREAM_TOOL,
+    description:
+      'Stops a streaming tool result you no longer need. Pass the streamId from its result.',
+    input: z.object({ streamId: z.string() }),
+    execute: () => {
+      throw new Error('handled by RunStreams');
+    },
+  });
+}

@@ -4,8 +4,9 @@
 import { getEventListeners } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ModelError, type StreamPart, Transcript, userMessage } from 'statecraft';
+import { ModelError, Transcript, userMessage } from 'statecraft';
 import { AnthropicModel, type AnthropicModelOptions } from 'statecraft/anthropic';
+import type { StreamPart } from 'statecraft/model';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   fixture,

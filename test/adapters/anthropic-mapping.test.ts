@@ -12,11 +12,8 @@ import type { Message as AnthropicMessage } from '@anthropic-ai/sdk/resources/me
 import {
   AbortError,
   assistantMessage,
-  collectStream,
   type Message,
   ModelError,
-  type ModelRequest,
-  type StreamPart,
   systemMessage,
   Transcript,
   toolResultMessage,
@@ -34,6 +31,7 @@ import {
   mapUsage,
   toAnthropicParams,
 } from 'statecraft/anthropic';
+import { collectStream, type ModelRequest, type StreamPart } from 'statecraft/model';
 import { describe, expect, it } from 'vitest';
 import { fixture, jsonFixture } from '../support/replay-server.js';
 

@@ -4,11 +4,9 @@
 import {
   AbortError,
   type ChainStreamEvent,
-  collectStream,
   createChain,
   defineTool,
   ModelError,
-  type StreamPart,
   Transcript,
   userMessage,
 } from 'statecraft';
@@ -17,6 +15,7 @@ import {
   AnthropicModel,
   type AnthropicModelOptions,
 } from 'statecraft/anthropic';
+import { collectStream, type StreamPart } from 'statecraft/model';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import {

@@ -4,10 +4,7 @@ import { ApiError } from '@google/genai';
 import {
   AbortError,
   assistantMessage,
-  collectStream,
   ModelError,
-  type ModelRequest,
-  type StreamPart,
   systemMessage,
   Transcript,
   toolResultMessage,
@@ -24,6 +21,7 @@ import {
   geminiUsage,
   SKIP_THOUGHT_SIGNATURE,
 } from 'statecraft/gemini';
+import { collectStream, type ModelRequest, type StreamPart } from 'statecraft/model';
 import { describe, expect, it } from 'vitest';
 import { fixture, jsonFixture } from '../support/replay-server.js';
 

@@ -12,12 +12,11 @@ import {
   createChain,
   defineTool,
   ModelError,
-  type ModelRequest,
-  type StreamPart,
   Transcript,
   userMessage,
 } from 'statecraft';
 import { GeminiModel, type GeminiModelOptions, SKIP_THOUGHT_SIGNATURE } from 'statecraft/gemini';
+import type { ModelRequest, StreamPart } from 'statecraft/model';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import {

@@ -1,4 +1,5 @@
-import { collectStream, type LanguageModel, ModelError } from 'statecraft';
+import { type LanguageModel, ModelError } from 'statecraft';
+import { collectStream } from 'statecraft/model';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ask, PROVIDERS } from '../fuzz/provider-adapters.js';
 import { type ReplayServer, startReplayServer } from '../support/replay-server.js';

@@ -7,8 +7,8 @@ import {
   ConfigError,
   createChain,
   ModelError,
-  type StreamPart,
 } from 'statecraft';
+import type { StreamPart } from 'statecraft/model';
 import {
   OPENAI_COMPATIBLE_PRESETS,
   OpenAIChatModel,

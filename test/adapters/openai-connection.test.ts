@@ -4,7 +4,8 @@
 import { getEventListeners } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { AbortError, type LanguageModel, ModelError, type StreamPart } from 'statecraft';
+import { AbortError, type LanguageModel, ModelError } from 'statecraft';
+import type { StreamPart } from 'statecraft/model';
 import { OpenAIChatModel, OpenAIResponsesModel } from 'statecraft/openai';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { fixture, type ReplayServer } from '../support/replay-server.js';

@@ -11,16 +11,14 @@ import {
 import {
   AbortError,
   assistantMessage,
-  collectStream,
   type Message,
   ModelError,
-  type ModelRequest,
-  type StreamPart,
   systemMessage,
   Transcript,
   toolResultMessage,
   userMessage,
 } from 'statecraft';
+import { collectStream, type ModelRequest, type StreamPart } from 'statecraft/model';
 import { describe, expect, it } from 'vitest';
 import { chatRequestParams } from '../../adapters/models/openai/chat-request.js';
 import { chatResponse } from '../../adapters/models/openai/chat-response.js';

@@ -8,8 +8,8 @@ import {
   ConfigError,
   createChain,
   ModelError,
-  type StreamPart,
 } from 'statecraft';
+import type { StreamPart } from 'statecraft/model';
 import { type OpenAIModelOptions, OpenAIResponsesModel } from 'statecraft/openai';
 import { describe, expect, it, vi } from 'vitest';
 import {

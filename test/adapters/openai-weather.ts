@@ -1,6 +1,7 @@
 // What the two OpenAI integration suites share: the weather tool their recorded fixtures call,
 // the call ids and answer in those fixtures, the replay server per test, and small helpers.
-import { defineTool, type ModelRequest, Transcript, userMessage } from 'statecraft';
+import { defineTool, Transcript, userMessage } from 'statecraft';
+import type { ModelRequest } from 'statecraft/model';
 import { afterEach, vi } from 'vitest';
 import { z } from 'zod';
 import {

@@ -2,9 +2,12 @@
 // every provider is told it was cut off: the assistant text on the wire ends with the seed's
 // marker. Each adapter runs its real SDK against the local replay server on 127.0.0.1, which
 // records the request body; nothing leaves the machine.
-import { type ModelRequest, mutate, reduceTurnContext, userMessage } from 'statecraft';
+
+import { userMessage } from 'statecraft';
 import { AnthropicModel } from 'statecraft/anthropic';
+import { mutate, reduceTurnContext } from 'statecraft/compile';
 import { GeminiModel } from 'statecraft/gemini';
+import type { ModelRequest } from 'statecraft/model';
 import { OpenAIChatModel, OpenAIResponsesModel } from 'statecraft/openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { jsonFixture, type ReplayServer, startReplayServer } from '../support/replay-server.js';

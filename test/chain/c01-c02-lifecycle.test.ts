@@ -4,13 +4,12 @@ import {
   assistantMessage,
   createChain,
   defineTool,
-  NATIVE_TOOL_CALLING_PRINCIPLE,
   ProtocolError,
-  replayMutationLog,
   systemMessage,
   toolResultMessage,
   userMessage,
 } from 'statecraft';
+import { NATIVE_TOOL_CALLING_PRINCIPLE, replayMutationLog } from 'statecraft/compile';
 import { ScriptedModel } from 'statecraft/testing';
 import { describe, expect, it, vi } from 'vitest';
 import { createActor, type InspectionEvent, toPromise } from 'xstate';

@@ -1,14 +1,14 @@
 // SPEC C3: maxIterations (default 10) → ProtocolError; maxTokens cumulative over the run
 // (default 128,000) → TokenLimitError. Both keep the partial transcript and usage.
+
 import {
-  addUsage,
   createChain,
   defineTool,
   ProtocolError,
   StatecraftError,
   TokenLimitError,
-  ZERO_USAGE,
 } from 'statecraft';
+import { addUsage, ZERO_USAGE } from 'statecraft/model';
 import { ScriptedModel } from 'statecraft/testing';
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';

@@ -1,13 +1,8 @@
 // SPEC C5: toolResponseInstructions, a system note that goes with each step's tool results.
 // Custom text: after every tool step; false: never; default: the stream note, only when a
 // streaming tool opened a stream in that step.
-import {
-  createChain,
-  DEFAULT_TOOL_RESPONSE_INSTRUCTIONS,
-  defineTool,
-  type Message,
-  systemMessage,
-} from 'statecraft';
+import { createChain, defineTool, type Message, systemMessage } from 'statecraft';
+import { DEFAULT_TOOL_RESPONSE_INSTRUCTIONS } from 'statecraft/compile';
 import { ScriptedModel } from 'statecraft/testing';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';

@@ -8,8 +8,8 @@ import {
   type RemoteToolExecutor,
   type ToolCall,
   type ToolResult,
-  type ToolSpec,
 } from 'statecraft';
+import type { ToolSpec } from 'statecraft/model';
 import { ScriptedModel } from 'statecraft/testing';
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';

@@ -1,14 +1,10 @@
 // SPEC C11: a tool may return an AsyncIterable. Its first batch is the tool's result
 // ({ streamId, chunks, done }); later batches are written back as system notes across
 // thinking rounds; the built-in stop_stream tool, offered while a stream is open, closes it.
-import {
-  AbortError,
-  createChain,
-  defineTool,
-  type ModelRequest,
-  STOP_STREAM_TOOL,
-} from 'statecraft';
+import { AbortError, createChain, defineTool } from 'statecraft';
+import type { ModelRequest } from 'statecraft/model';
 import { ScriptedModel } from 'statecraft/testing';
+import { STOP_STREAM_TOOL } from 'statecraft/tools';
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import {

@@ -2,25 +2,24 @@
 // call without tools answers), maxTokens and maxCost checked before each model call as well
 // as after, maxIterations 0 and Infinity, and the last generation's tools running at the
 // iteration limit with earlyStopping. Only the public API is used.
+
 import {
-  BUDGET_STOP_MESSAGE,
   type ChainOptions,
   ConfigError,
   CostLimitError,
   createChain,
   createToolLoop,
   defineTool,
-  EARLY_STOP_MESSAGE,
   type Message,
   memoryStore,
   type Planner,
   ProtocolError,
-  pendingToolCalls,
   TokenLimitError,
   Transcript,
   userMessage,
-  validatedTranscript,
 } from 'statecraft';
+import { pendingToolCalls, validatedTranscript } from 'statecraft/compile';
+import { BUDGET_STOP_MESSAGE, EARLY_STOP_MESSAGE } from 'statecraft/machines';
 import { ScriptedModel, type ScriptedTurn } from 'statecraft/testing';
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';

@@ -4,18 +4,16 @@
 // returns a non-object) give failed results the model sees, never a failed run.
 import {
   ConfigError,
-  callKey,
   createChain,
   defineTool,
   type LanguageModel,
-  type ModelRequest,
-  type ModelResponse,
   type RemoteToolExecutor,
-  STOP_STREAM_TOOL,
   type ToolCall,
-  ZERO_USAGE,
 } from 'statecraft';
+import { callKey } from 'statecraft/machines';
+import { type ModelRequest, type ModelResponse, ZERO_USAGE } from 'statecraft/model';
 import { ScriptedModel } from 'statecraft/testing';
+import { STOP_STREAM_TOOL } from 'statecraft/tools';
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { drain, messagesOf, partialOf, rejectionOf, systemNotes, toolMessages } from './helpers.js';

@@ -4,9 +4,9 @@ import {
   type ChainStreamEvent,
   defineTool,
   type Message,
-  type ModelRequest,
   type StatecraftError,
 } from 'statecraft';
+import type { ModelRequest } from 'statecraft/model';
 import { z } from 'zod';
 
 /** The error of the given class a promise rejects with; fails the test otherwise. */

@@ -9,11 +9,11 @@ import {
   ConfigError,
   createChain,
   defineTool,
-  EARLY_STOP_MESSAGE,
   ProtocolError,
   TokenLimitError,
-  validatedTranscript,
 } from 'statecraft';
+import { validatedTranscript } from 'statecraft/compile';
+import { EARLY_STOP_MESSAGE } from 'statecraft/machines';
 import { ScriptedModel, type ScriptStep } from 'statecraft/testing';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';

@@ -8,11 +8,10 @@ import {
   createChain,
   defineTool,
   type LanguageModel,
-  type ModelRequest,
-  type ModelResponse,
   memoryStore,
   TimeoutError,
 } from 'statecraft';
+import type { ModelRequest, ModelResponse } from 'statecraft/model';
 import { ScriptedModel } from 'statecraft/testing';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';

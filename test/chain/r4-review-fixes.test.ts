@@ -14,8 +14,8 @@ import {
   TimeoutError,
   TokenLimitError,
   type ToolCall,
-  validatedTranscript,
 } from 'statecraft';
+import { validatedTranscript } from 'statecraft/compile';
 import { ScriptedModel } from 'statecraft/testing';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';

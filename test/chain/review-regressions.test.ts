@@ -4,13 +4,12 @@ import {
   ConfigError,
   createChain,
   defineTool,
-  LANGUAGE_MODEL_VERSION,
   type LanguageModel,
   ModelError,
-  type ModelResponse,
   type RemoteToolExecutor,
   TokenLimitError,
 } from 'statecraft';
+import { LANGUAGE_MODEL_VERSION, type ModelResponse } from 'statecraft/model';
 import { ScriptedModel } from 'statecraft/testing';
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';

@@ -3,8 +3,8 @@
 // in-process, and every bad input must end with one clear line on stderr and exit code 1.
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { toJSON, toMermaid } from 'statecraft';
 import { generatePathTests } from 'statecraft/testing';
+import { toJSON, toMermaid } from 'statecraft/viz';
 import { describe, expect, it } from 'vitest';
 import { chainMachine } from '../../machines/chain.js';
 import { toolLoopMachine } from '../../machines/tool-loop.js';

@@ -1,19 +1,14 @@
+import { defineTool, systemMessage, Transcript, TranscriptError, userMessage } from 'statecraft';
 import {
   type ContextMutation,
   compileTurn,
-  defineTool,
-  LocalToolRegistry,
   type MutationLog,
   mutate,
   replayMutationLog,
-  responseText,
-  responseToolCalls,
-  systemMessage,
-  Transcript,
-  TranscriptError,
-  userMessage,
-} from 'statecraft';
+} from 'statecraft/compile';
+import { responseText, responseToolCalls } from 'statecraft/model';
 import { ScriptedModel } from 'statecraft/testing';
+import { LocalToolRegistry } from 'statecraft/tools';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 

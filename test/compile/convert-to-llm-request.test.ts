@@ -1,16 +1,18 @@
 import {
-  compileTurn,
-  convertToLlmRequest,
   createChain,
   defineTool,
   type Message,
-  NATIVE_TOOL_CALLING_PRINCIPLE,
-  type PromptContract,
-  type SelfRefSnapshot,
   systemMessage,
   Transcript,
   userMessage,
 } from 'statecraft';
+import {
+  compileTurn,
+  convertToLlmRequest,
+  NATIVE_TOOL_CALLING_PRINCIPLE,
+  type PromptContract,
+  type SelfRefSnapshot,
+} from 'statecraft/compile';
 import { ScriptedModel } from 'statecraft/testing';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';

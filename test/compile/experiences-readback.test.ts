@@ -1,13 +1,5 @@
-import {
-  compileTurn,
-  convertToLlmRequest,
-  type Message,
-  mutate,
-  renderExperiences,
-  systemMessage,
-  Transcript,
-  userMessage,
-} from 'statecraft';
+import { type Message, systemMessage, Transcript, userMessage } from 'statecraft';
+import { compileTurn, convertToLlmRequest, mutate, renderExperiences } from 'statecraft/compile';
 import { describe, expect, it } from 'vitest';
 
 // SPEC P3: experiences rendered into a compiled system prompt are read back from it when the

@@ -1,15 +1,13 @@
 import {
   assistantMessage,
-  type ContextMutation,
   type Message,
-  mutate,
-  reduceTurnContext,
   systemMessage,
   Transcript,
   TranscriptError,
   toolResultMessage,
   userMessage,
 } from 'statecraft';
+import { type ContextMutation, mutate, reduceTurnContext } from 'statecraft/compile';
 import { describe, expect, it } from 'vitest';
 import { thrownBy } from '../support/errors.js';
 

@@ -1,6 +1,9 @@
 // Issue 14 review findings: an experience that holds a block tag, a system-role summary with no
 // system message before it, and a plan whose camelCase key is null beside its snake_case twin.
-import { compileTurn, mutate, normalizePlan, systemMessage, userMessage } from 'statecraft';
+
+import { systemMessage, userMessage } from 'statecraft';
+import { compileTurn, mutate } from 'statecraft/compile';
+import { normalizePlan } from 'statecraft/tool-loop';
 import { describe, expect, it } from 'vitest';
 
 describe('experiences holding a block tag (issue 14 review)', () => {

@@ -3,16 +3,13 @@
 // mutations leave in the transcript.
 import {
   assistantMessage,
-  type ContextMutation,
-  compileTurn,
   type Message,
-  mutate,
-  reduceTurnContext,
   systemMessage,
   TranscriptError,
   toolResultMessage,
   userMessage,
 } from 'statecraft';
+import { type ContextMutation, compileTurn, mutate, reduceTurnContext } from 'statecraft/compile';
 import { describe, expect, it } from 'vitest';
 import { thrownBy } from '../support/errors.js';
 

@@ -11,9 +11,9 @@ import {
   defineTool,
   fileStore,
   type LanguageModel,
-  type ModelRequest,
   StatecraftError,
 } from 'statecraft';
+import type { ModelRequest } from 'statecraft/model';
 import { z } from 'zod';
 import { APPROVAL_RUN_ID, type ApprovalChildConfig } from './approval-workload.js';
 

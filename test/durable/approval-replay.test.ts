@@ -2,13 +2,8 @@
 // ends as the uncrashed run did, with the same journal: the requests, decisions (from the
 // approve callback, or a deadline that rejects or fails the run) and the calls around them
 // replay; a decided call is not asked about again and no finished call runs again.
-import {
-  type ApproveCallback,
-  createChain,
-  defineTool,
-  type JournalEntry,
-  memoryStore,
-} from 'statecraft';
+import { type ApproveCallback, createChain, defineTool, memoryStore } from 'statecraft';
+import type { JournalEntry } from 'statecraft/durable';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { storeWithPrefix, turnModel } from './helpers.js';

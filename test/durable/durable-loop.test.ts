@@ -1,12 +1,7 @@
 // Issue 15: a durable tool loop resumes from any point of its journal without repeating a
 // finished plan, tool call or response, and ends as the uncrashed run did.
-import {
-  createToolLoop,
-  type LanguageModel,
-  type ModelRequest,
-  type ModelResponse,
-  type PlannerContext,
-} from 'statecraft';
+import { createToolLoop, type LanguageModel, type PlannerContext } from 'statecraft';
+import type { ModelRequest, ModelResponse } from 'statecraft/model';
 import { describe, expect, it } from 'vitest';
 import { memoryStore } from '../../src/durable/stores/memory-store.js';
 import { type Execution, loggingTool, storeWithPrefix } from './helpers.js';

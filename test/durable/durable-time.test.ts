@@ -5,10 +5,10 @@ import {
   createToolLoop,
   defineTool,
   type LanguageModel,
-  type ModelRequest,
   type RunDetails,
   TimeoutError,
 } from 'statecraft';
+import type { ModelRequest } from 'statecraft/model';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { JournalEntry } from '../../src/durable/journal-entry.js';

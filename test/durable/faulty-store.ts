@@ -1,5 +1,6 @@
 import { appendFile } from 'node:fs/promises';
-import type { JournalEntry, JournalStore } from 'statecraft';
+import type { JournalStore } from 'statecraft';
+import type { JournalEntry } from 'statecraft/durable';
 
 /**
  * What a store does at one append: fail as a full disk (ENOSPC) or a refused file (EACCES)

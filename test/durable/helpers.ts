@@ -1,4 +1,5 @@
-import { defineTool, type LanguageModel, type ModelRequest, type ModelResponse } from 'statecraft';
+import { defineTool, type LanguageModel } from 'statecraft';
+import type { ModelRequest, ModelResponse } from 'statecraft/model';
 import { z } from 'zod';
 import type { JournalEntry } from '../../src/durable/journal-entry.js';
 import type { JournalStore } from '../../src/durable/stores/journal-store.js';

@@ -9,7 +9,8 @@
 // With `linger`, each of these takes a few tens of ms (kill-chain-workload.ts), so that a kill
 // sent on a progress line lands inside the model call, tool call or pause it announced.
 // Usage: node --conditions=statecraft-source --import tsx kill-chain-child.ts '<ChildConfig>'
-import { createChain, fileStore, type LanguageModel, type ModelRequest } from 'statecraft';
+import { createChain, fileStore, type LanguageModel } from 'statecraft';
+import type { ModelRequest } from 'statecraft/model';
 import { turnModel } from './helpers.js';
 import {
   BETWEEN_STEPS_MS,

@@ -7,7 +7,8 @@
 // childKit() first.
 import { appendFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { defineTool, type JournalEntry, type JournalStore, type RunDetails } from 'statecraft';
+import { defineTool, type JournalStore, type RunDetails } from 'statecraft';
+import type { JournalEntry } from 'statecraft/durable';
 import { z } from 'zod';
 
 /** What the test tells the child (argv[2], as JSON). */

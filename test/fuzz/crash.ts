@@ -1,11 +1,6 @@
 import fc from 'fast-check';
-import {
-  fileStore,
-  type JournalEntry,
-  JournalError,
-  type JournalStore,
-  memoryStore,
-} from 'statecraft';
+import { fileStore, JournalError, type JournalStore, memoryStore } from 'statecraft';
+import type { JournalEntry } from 'statecraft/durable';
 import { faultyStore } from '../durable/faulty-store.js';
 import { FROM_START, REJECT_ONCE, runOptionsOf, type ScriptStart } from './build.js';
 import {

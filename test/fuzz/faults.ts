@@ -2,13 +2,8 @@ import { appendFile, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
-import {
-  fileStore,
-  type JournalEntry,
-  JournalError,
-  type JournalErrorReason,
-  type JournalStore,
-} from 'statecraft';
+import { fileStore, JournalError, type JournalErrorReason, type JournalStore } from 'statecraft';
+import type { JournalEntry } from 'statecraft/durable';
 import type { Fault } from '../durable/faulty-store.js';
 import { describe, type Fail } from './invariants.js';
 

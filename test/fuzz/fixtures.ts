@@ -1,13 +1,10 @@
+import { type AnyTool, defineTool, type LanguageModel, ModelError } from 'statecraft';
 import {
-  type AnyTool,
-  defineTool,
   LANGUAGE_MODEL_VERSION,
-  type LanguageModel,
-  ModelError,
   type ModelRequest,
   type StreamPart,
   toolResultText,
-} from 'statecraft';
+} from 'statecraft/model';
 import type { ScriptedModel, ScriptedTurn } from 'statecraft/testing';
 import { z } from 'zod';
 import type { CallData, ToolData, TurnData, UsageKind } from './scenario.js';

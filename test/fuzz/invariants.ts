@@ -13,13 +13,13 @@ import {
   ModelError,
   ProtocolError,
   type RunDetails,
-  responseText,
   StatecraftError,
   TimeoutError,
   TokenLimitError,
   ToolHookError,
   userMessage,
 } from 'statecraft';
+import { responseText } from 'statecraft/model';
 import { ScriptedModel } from 'statecraft/testing';
 import { encode } from '../../src/durable/codec.js';
 import { failed, type RunOutcome, settle, succeeded } from '../../src/restate/run-outcome.js';

@@ -1,6 +1,7 @@
-import { type LanguageModel, type ModelRequest, Transcript, userMessage } from 'statecraft';
+import { type LanguageModel, Transcript, userMessage } from 'statecraft';
 import { AnthropicModel } from 'statecraft/anthropic';
 import { GeminiModel } from 'statecraft/gemini';
+import type { ModelRequest } from 'statecraft/model';
 import { OpenAIChatModel, OpenAIResponsesModel } from 'statecraft/openai';
 
 // Each adapter with its real SDK, pointed at a local replay server, and the few wire answers

@@ -1,4 +1,5 @@
-import { collectStream, type LanguageModel, ModelError, type ModelResponse } from 'statecraft';
+import { type LanguageModel, ModelError } from 'statecraft';
+import { collectStream, type ModelResponse } from 'statecraft/model';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   type ReplayResponse,

@@ -4,15 +4,9 @@
 // could end it. Prints `start <name>` before and `done <name> <ms>` after each case.
 import { geminiMalformedCall } from '../../adapters/models/gemini/response.js';
 import { oneLine } from '../../src/cli/progress.js';
-import {
-  compileTurn,
-  convertToLlmRequest,
-  jsonCandidates,
-  mutate,
-  stripBlocks,
-  systemMessage,
-  Transcript,
-} from '../../src/index.js';
+import { compileTurn, convertToLlmRequest, mutate, stripBlocks } from '../../src/compile.js';
+import { systemMessage, Transcript } from '../../src/index.js';
+import { jsonCandidates } from '../../src/model.js';
 
 const MB = 1 << 20;
 const letters = 'a'.repeat(MB);

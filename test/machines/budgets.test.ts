@@ -3,13 +3,13 @@
 import {
   assistantMessage,
   costOf,
-  mutate,
   systemMessage,
   Transcript,
   toolResultMessage,
-  usage,
   userMessage,
 } from 'statecraft';
+import { mutate } from 'statecraft/compile';
+import { usage } from 'statecraft/model';
 import { describe, expect, it } from 'vitest';
 import {
   budgetCrossed,

@@ -1,4 +1,6 @@
-import { BUDGET_STOP_MESSAGE, type Message, responseToolCalls } from 'statecraft';
+import type { Message } from 'statecraft';
+import { BUDGET_STOP_MESSAGE } from 'statecraft/machines';
+import { responseToolCalls } from 'statecraft/model';
 import { assertUnreachable } from 'statecraft/testing';
 import { describe, expect, it } from 'vitest';
 import { type ChainConfig, chainMachine } from '../../machines/chain.js';

@@ -12,11 +12,11 @@ import {
   type LanguageModel,
   ModelError,
   type ObservedRun,
-  observeRuns,
   type RunObserver,
   type ToolLoopResult,
   type Usage,
 } from 'statecraft';
+import { observeRuns } from 'statecraft/observe';
 import { ScriptedModel } from 'statecraft/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type AnyStateMachine, createActor, setup, toPromise } from 'xstate';

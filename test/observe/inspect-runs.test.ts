@@ -7,9 +7,9 @@ import {
   createToolLoop,
   defineTool,
   fromChain,
-  inspectRuns,
   sequence,
 } from 'statecraft';
+import { inspectRuns } from 'statecraft/observe';
 import { ScriptedModel } from 'statecraft/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { InspectionEvent } from 'xstate';

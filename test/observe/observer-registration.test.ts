@@ -8,10 +8,10 @@ import {
   fromFunction,
   fromModel,
   type ObservedRun,
-  observeRuns,
   type RunObserver,
   sequence,
 } from 'statecraft';
+import { observeRuns } from 'statecraft/observe';
 import { ScriptedModel } from 'statecraft/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { outcomeOf, recordingObserver } from './helpers.js';

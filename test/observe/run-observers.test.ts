@@ -11,12 +11,12 @@ import {
   type ObservedModelCall,
   type ObservedRun,
   type ObservedToolCall,
-  observeRuns,
   type RunObserver,
   sequence,
   type ToolResult,
   type Usage,
 } from 'statecraft';
+import { observeRuns } from 'statecraft/observe';
 import { ScriptedModel } from 'statecraft/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';

@@ -9,10 +9,10 @@ import {
   createToolLoop,
   defineTool,
   ModelError,
-  observeRuns,
   type RunObserver,
   sequence,
 } from 'statecraft';
+import { observeRuns } from 'statecraft/observe';
 import { instrument, otelObserver } from 'statecraft/otel';
 import { ScriptedModel } from 'statecraft/testing';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -4,7 +4,8 @@
 // whichever process runs it, so a test can count what ran twice.
 import { createHash } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
-import { createChain, createToolLoop, defineTool, type ModelRequest } from 'statecraft';
+import { createChain, createToolLoop, defineTool } from 'statecraft';
+import type { ModelRequest } from 'statecraft/model';
 import { ScriptedModel, type ScriptedTurn } from 'statecraft/testing';
 import { z } from 'zod';
 

@@ -8,7 +8,6 @@ import {
   createToolLoop,
   fromFunction,
   fromModel,
-  type ModelResponse,
   parallel,
   pipe,
   type Runnable,
@@ -16,6 +15,7 @@ import {
   sequence,
   type ToolLoopResult,
 } from 'statecraft';
+import type { ModelResponse } from 'statecraft/model';
 import { ScriptedModel } from 'statecraft/testing';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';

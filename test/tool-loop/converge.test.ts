@@ -1,11 +1,8 @@
 // SPEC T8: after the loop, the execution records become `actionResults` keyed by purpose, an
 // instruction to quote them, and `toolLogs`; no records inject nothing.
-import {
-  converge,
-  QUOTE_SOURCES_INSTRUCTION,
-  type ToolExecutionRecord,
-  toActionResults,
-} from 'statecraft';
+
+import type { ToolExecutionRecord } from 'statecraft';
+import { converge, QUOTE_SOURCES_INSTRUCTION, toActionResults } from 'statecraft/tool-loop';
 import { describe, expect, it } from 'vitest';
 
 /** A successful record of `purpose` with `result`. */

@@ -2,18 +2,15 @@
 // `response` closes the stream and returns at once, without waiting for the body.
 // The streams here are hand-written so the test controls every chunk: after the chunk that
 // decides, a stream marks itself resumed and then waits forever, so reading on would hang.
+import { AbortError, createToolLoop, defineTool, type LanguageModel } from 'statecraft';
 import {
-  AbortError,
   type CallOptions,
-  createToolLoop,
-  defineTool,
-  type LanguageModel,
   type ModelRequest,
   type ModelResponse,
-  normalizePlan,
   type StreamPart,
   usage,
-} from 'statecraft';
+} from 'statecraft/model';
+import { normalizePlan } from 'statecraft/tool-loop';
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { readPlanStream } from '../../src/tool-loop/instant-plan.js';

@@ -1,7 +1,9 @@
 // SPEC T4: whatever a planner answers is normalized into
 // { nextAction: 'execute' | 'response', executionCommands: [{ purpose, toolName, toolKwargs, todoSuggestion }] }.
 // Every row is one rule: an input and the exact plan it must become.
-import { normalizePlan, type Plan, type ToolCommand } from 'statecraft';
+
+import type { Plan } from 'statecraft';
+import { normalizePlan, type ToolCommand } from 'statecraft/tool-loop';
 import { describe, expect, it } from 'vitest';
 
 /** A normalized command, with the fields a row does not care about at their defaults. */

@@ -7,11 +7,11 @@ import {
   defineTool,
   type LanguageModel,
   type Planner,
-  QUOTE_SOURCES_INSTRUCTION,
   type Responder,
   type ToolLoopStreamEvent,
 } from 'statecraft';
 import { ScriptedModel } from 'statecraft/testing';
+import { QUOTE_SOURCES_INSTRUCTION } from 'statecraft/tool-loop';
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { aborted, deferred, messagesOf, rolesOf, within } from '../chain/helpers.js';

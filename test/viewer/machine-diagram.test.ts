@@ -1,6 +1,6 @@
 // How the viewer turns a machine into the diagrams its page draws, and a reported state into
 // the Mermaid node ids it lights up.
-import { chainMachine, toolLoopMachine } from 'statecraft';
+import { chainMachine, toolLoopMachine } from 'statecraft/machines';
 import { describe, expect, it } from 'vitest';
 import { createMachine } from 'xstate';
 import { activeNodeIds, diagramsOf, withoutLabels } from '../../src/viewer/machine-diagram.js';

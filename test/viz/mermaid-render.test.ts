@@ -4,7 +4,7 @@
 // label as the machine names it (escaped text comes back as it was written).
 
 import type { Browser, Page } from 'playwright-core';
-import { stateIdOf, toMermaid } from 'statecraft';
+import { stateIdOf, toMermaid } from 'statecraft/viz';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AnyStateMachine, AnyStateNode, AnyTransitionDefinition } from 'xstate';
 import { transitionLabel } from '../../src/viz/labels.js';

@@ -2,8 +2,9 @@
 // Stately Studio's "Import from code") takes. The proof it loses nothing a diagram shows: a
 // machine built back from the JSON has the same states and transitions, guards included, and
 // draws the same Mermaid diagram.
-import { toJSON, toMermaid } from 'statecraft';
+
 import { allTransitionNames, stateNodePaths } from 'statecraft/testing';
+import { toJSON, toMermaid } from 'statecraft/viz';
 import { describe, expect, it } from 'vitest';
 import { type AnyStateMachine, createActor, createMachine } from 'xstate';
 import { chainMachine } from '../../machines/chain.js';

@@ -1,7 +1,7 @@
 // SPEC D1: toMermaid draws any XState v5 machine from its definition. Expectations are
 // derived from the machines' state nodes and transitions wherever possible, so a state, a
 // guard or an action the export forgot fails here whatever the machine looks like.
-import { stateIdOf, stateIdsOf, toMermaid } from 'statecraft';
+import { stateIdOf, stateIdsOf, toMermaid } from 'statecraft/viz';
 import { describe, expect, it } from 'vitest';
 import type { AnyStateMachine, AnyStateNode, AnyTransitionDefinition } from 'xstate';
 import { chainMachine } from '../../machines/chain.js';

@@ -1,6 +1,5 @@
 import { open, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { OptionProblems } from '../../options/option-problems.js';
 import { bounded } from '../bounded.js';
 import {
   isEndEntry,
@@ -11,6 +10,7 @@ import {
 } from '../journal-entry.js';
 import { JournalError } from '../journal-error.js';
 import { entryLine, unknownRunError } from './entry-line.js';
+import { checkFileStoreArguments } from './file-store-arguments.js';
 import { parseJournalFile } from './journal-file-parser.js';
 import { JournalFiles } from './journal-files.js';
 import {
@@ -26,7 +26,7 @@ import { RunClaims } from './run-claims.js';
 import { assertValidRunId, isValidRunId } from './run-id.js';
 import { type IndexedRun, RunIndex } from './run-index.js';
 import { hasCode, storeFault } from './store-fault.js';
-import { checkStoreOptions, type StoreOptions } from './store-options.js';
+import type { StoreOptions } from './store-options.js';
 
 const EXTENSION = '.jsonl';
 /** Messages for a run (JournalStore.post): `<runId>.inbox`, JSON lines, beside its journal. */
@@ -62,14 +62,7 @@ export interface FileJournalStore extends JournalStore {
  * operation gives up after `timeoutMs`. `list()` reads an index, not every journal.
  */
 export function fileStore(dir: string, options?: StoreOptions): FileJournalStore {
-  const problems = new OptionProblems('fileStore');
-  if (typeof dir !== 'string' || dir.trim() === '') {
-    problems.add(
-      'dir',
-      `fileStore(dir) takes the folder to keep journals in, a path string; got ${dir === '' ? 'an empty string' : typeof dir === 'string' ? 'a blank string' : String(dir)}`,
-    );
-  }
-  const { timeoutMs, maxEntryBytes } = checkStoreOptions('fileStore', options, problems);
+  const { timeoutMs, maxEntryBytes } = checkFileStoreArguments(dir, options);
   const root = path.resolve(dir);
   const files = new JournalFiles(root);
   const claims = new RunClaims(files);
