@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { inspectRuns } from '../../observe/inspect-runs.js';
 import { observeRuns } from '../../observe/registry.js';
-import { findExample } from '../find-example.js';
+import { availableExamples, exampleArgument, findExample } from '../find-example.js';
 import { DEFAULT_INSPECTOR_PORT, startInspectorBridge } from '../inspector-bridge.js';
 import { importModule } from '../load-export.js';
 import { ProgressDisplay } from '../progress.js';
@@ -19,13 +19,17 @@ interface RunOptions {
 }
 
 export function runCommand(program: Command): void {
+  // Names only where there are examples to run (a checkout): an installed package has none.
+  const examples = availableExamples();
+  const shown = examples.includes('quickstart') ? 'quickstart' : './my-agent.ts';
   program
     .command('run')
-    .description('run an example (examples/<name>.ts or a path) and show its runs as they progress')
-    .argument(
-      '<example>',
-      'an example name, e.g. quickstart or support-triage, or a path to a script',
+    .description(
+      examples.length > 0
+        ? 'run an example (examples/<name>.ts or a path) and show its runs as they progress'
+        : 'run a script and show its runs as they progress',
     )
+    .argument('<example>', exampleArgument(examples))
     .argument('[args...]', "the example's own arguments, after --")
     .option(
       '--inspect',
@@ -53,8 +57,8 @@ export function runCommand(program: Command): void {
         "its createActor, as XState's inspection is per actor system.",
         '',
         'Examples:',
-        '  statecraft run quickstart',
-        '  statecraft run quickstart --inspect --inspect-port 8081',
+        `  statecraft run ${shown}`,
+        `  statecraft run ${shown} --inspect --inspect-port 8081`,
       ].join('\n'),
     )
     .action(async (example: string, args: string[], options: RunOptions) => {
