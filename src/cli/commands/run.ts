@@ -52,7 +52,7 @@ export function runCommand(program: Command): void {
         'WebSocket connections with a foreign Origin (any web page but its own): the runs,',
         'prompts and answers included, stay on this machine. Programs on this machine (which',
         'send no Origin) can still connect, as to any local port. The bridge stops when the',
-        "example ends. Chains and tool loops invoked by an app's own machine (support-triage)",
+        "example ends. Chains and tool loops invoked by an app's own machine",
         'are actors of that machine: they reach the inspector when the app passes `inspect` to',
         "its createActor, as XState's inspection is per actor system.",
         '',
