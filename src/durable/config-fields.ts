@@ -86,8 +86,13 @@ export function configChanges(journaled: ConfigFields, now: ConfigFields): Field
  */
 export function inputChanges(journaled: unknown, now: unknown, name = 'input'): FieldChange[] {
   if (requestHash(journaled) === requestHash(now)) return [];
-  const before = journaled instanceof Transcript ? journaled.toArray() : journaled;
-  const after = now instanceof Transcript ? now.toArray() : now;
+  let before = journaled instanceof Transcript ? journaled.toArray() : journaled;
+  let after = now instanceof Transcript ? now.toArray() : now;
+  if (name === 'input') {
+    // A string is a run's input written short: compared in the shape of the other side.
+    before = typeof before === 'string' ? asShaped(before, after) : before;
+    after = typeof after === 'string' ? asShaped(after, before) : after;
+  }
   if (isPlainObject(before) && isPlainObject(after)) {
     const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
     return [...keys].flatMap((key) =>
@@ -106,6 +111,14 @@ export function inputChanges(journaled: unknown, now: unknown, name = 'input'): 
     return [{ option: `${name}[${index}]`, ...values(text(x), text(y)) }];
   }
   return [{ option: name, ...values(before, after) }];
+}
+
+/** `text` as the input `like` is: a chain's `{ messages }`, a tool loop's `{ userInput }`. */
+function asShaped(text: string, like: unknown): unknown {
+  if (!isPlainObject(like)) return text;
+  if ('userInput' in like) return { userInput: text };
+  if (Array.isArray(like.messages)) return { messages: [{ role: 'user', content: text }] };
+  return text;
 }
 
 function values(before: unknown, after: unknown): { values?: string } {

@@ -90,6 +90,16 @@ describe('a run id given another input', () => {
     );
   });
 
+  it('compares a string input in the shape the journal holds', async () => {
+    const store = memoryStore();
+    const loop = createToolLoop({ planner: () => ({ nextAction: 'response' }), respond: false });
+    await loop.invoke('plan a trip', { runId: 'l', store });
+    const error = await mismatch(loop.invoke('plan a holiday', { runId: 'l', store }));
+    expect(error.changes).toEqual([
+      { option: 'userInput', values: '"plan a trip" → "plan a holiday"' },
+    ]);
+  });
+
   it("names a tool loop's input key", async () => {
     const store = memoryStore();
     const loop = createToolLoop({ planner: () => ({ nextAction: 'response' }), respond: false });
