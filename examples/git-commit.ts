@@ -118,6 +118,14 @@ try {
   scripted?.assertComplete();
   const { stdout } = await exec('git', ['log', '-1', '--stat', '--format=%s'], { cwd: dir });
   console.log(`\ngit log -1:\n${stdout.trimEnd()}`);
+} catch (error) {
+  // One line, e.g. `could not reach http://127.0.0.1:8080/v1 (connection refused)`:
+  // STATECRAFT_DEBUG=1 adds the stack and the provider SDK's own error under it.
+  console.error(`The run failed: ${error instanceof Error ? error.message : String(error)}`);
+  if (process.env.STATECRAFT_DEBUG) {
+    for (let e: unknown = error; e instanceof Error; e = e.cause) console.error(e.stack);
+  }
+  process.exitCode = 1;
 } finally {
   await rm(dir, { recursive: true, force: true });
 }

@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { startReplayServer } from './support/replay-server.js';
@@ -114,4 +116,62 @@ describe('npm run demo (examples/git-commit.ts)', () => {
       await server.close();
     }
   }, 30_000);
+
+  describe('a provider that cannot be reached', () => {
+    /** A port on 127.0.0.1 that was just listened on and closed: connecting is refused. */
+    async function closedPort(): Promise<number> {
+      const probe = createServer();
+      await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+      const { port } = probe.address() as AddressInfo;
+      await new Promise((resolve) => probe.close(resolve));
+      return port;
+    }
+
+    async function failedRun(command: string[], extraEnv: Record<string, string> = {}) {
+      const url = `http://127.0.0.1:${await closedPort()}/v1`;
+      const env = {
+        ...process.env,
+        ...NO_PROVIDER,
+        OPENAI_BASE_URL: url,
+        OPENAI_MODEL: 'llama3.2',
+        STATECRAFT_DEBUG: '',
+        ...extraEnv,
+      };
+      const error = await run('node', command, { env }).then(
+        () => undefined,
+        (e: { code: number; stderr: string }) => e,
+      );
+      return { url, code: error?.code, stderr: error?.stderr ?? '' };
+    }
+
+    const example = ['--conditions=statecraft-source', '--import', 'tsx', 'examples/git-commit.ts'];
+
+    it('prints one line naming the URL and the cause, no stack, and exits 1', async () => {
+      const { url, code, stderr } = await failedRun(example);
+      expect(code).toBe(1);
+      expect(stderr).toBe(`The run failed: could not reach ${url} (connection refused)\n`);
+    }, 60_000);
+
+    it('adds the stack and the SDK error under it with STATECRAFT_DEBUG=1', async () => {
+      const { url, stderr } = await failedRun(example, { STATECRAFT_DEBUG: '1' });
+      const [first, ...rest] = stderr.split('\n');
+      expect(first).toBe(`The run failed: could not reach ${url} (connection refused)`);
+      expect(rest.join('\n')).toMatch(/\n\s+at /);
+      expect(rest.join('\n')).toContain('ECONNREFUSED');
+    }, 60_000);
+
+    it('under `statecraft run`, the failure is one line among the progress lines', async () => {
+      const { url, code, stderr } = await failedRun([
+        '--conditions=statecraft-source',
+        '--import',
+        'tsx',
+        'src/cli/main.ts',
+        'run',
+        'examples/git-commit.ts',
+      ]);
+      expect(code).toBe(1);
+      expect(stderr).toContain(`The run failed: could not reach ${url} (connection refused)\n`);
+      expect(stderr).not.toMatch(/^\s+at /m);
+    }, 60_000);
+  });
 });

@@ -50,6 +50,16 @@ afterAll(async () => {
 
 const packedPath = (target: string) => target.replace(/^\.\//, '');
 
+/** The report of a command that had to fail (exec's error holds its output). */
+async function failure(run: Promise<unknown>): Promise<string> {
+  const error = await run.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error, 'the command should have failed').toBeInstanceOf(Error);
+  return (error as Error).message;
+}
+
 describe('the packed package', () => {
   it('holds the built code, declarations, CLI, LICENSE, README and CHANGELOG, and nothing else', async () => {
     const files = new Set(packed.files);
@@ -121,6 +131,24 @@ describe('installed from the tarball with no network', () => {
     const bin = join(dir, 'node_modules/.bin/statecraft');
     expect((await exec(bin, ['--help'], { cwd: dir })).stdout).toMatch(/^Usage: statecraft /);
     expect((await exec(bin, ['--version'], { cwd: dir })).stdout.trim()).toBe(manifest.version);
+
+    // The package ships no examples: its CLI offers none by name, and says so when given one.
+    const runHelp = (await exec(bin, ['run', '--help'], { cwd: dir })).stdout;
+    expect(runHelp).not.toMatch(/quickstart|support-triage/);
+    expect(runHelp).toContain('statecraft run ./my-agent.ts');
+    expect(await failure(exec(bin, ['run', 'quickstart'], { cwd: dir }))).toMatch(
+      /\nstatecraft run: no example named "quickstart": there is no examples\/ folder here, and the installed statecraft package does not ship its examples; give the path to a script \(e\.g\. \.\/quickstart\.ts\)/,
+    );
+    // A missing export is found from the module's text, before its code runs.
+    await writeFile(
+      join(dir, 'side-effect.mjs'),
+      "process.stderr.write('module code ran\\n');\nexport const machine = 1;\n",
+    );
+    const missing = await failure(exec(bin, ['graph', 'side-effect.mjs#nope'], { cwd: dir }));
+    expect(missing).toContain(
+      'statecraft graph: side-effect.mjs has no export named "nope"; it exports: machine',
+    );
+    expect(missing).not.toContain('module code ran');
   }, 240_000);
 
   it('a CommonJS project (no "type") type-checks and runs the same chain through require', async () => {

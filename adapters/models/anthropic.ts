@@ -184,7 +184,7 @@ export class AnthropicModel implements LanguageModel {
           : await pending;
       return fromAnthropicMessage(message as AnthropicMessage);
     } catch (error) {
-      throw call.watch.error ?? anthropicModelError(error, signal);
+      throw call.watch.error ?? anthropicModelError(error, signal, this.#url);
     } finally {
       call.end();
     }
@@ -216,7 +216,7 @@ export class AnthropicModel implements LanguageModel {
         yield* mapper.push(event);
       }
     } catch (error) {
-      throw call.watch.error ?? anthropicModelError(error, signal);
+      throw call.watch.error ?? anthropicModelError(error, signal, this.#url);
     } finally {
       call.end();
     }
@@ -229,6 +229,12 @@ export class AnthropicModel implements LanguageModel {
    * A call's own signal, following the caller's (so the SDK's per-request listeners do not
    * pile up on a long-lived one), and the idle watch that aborts it; `end` releases both.
    */
+  /** Where the client sends its requests, named when they cannot get there. */
+  get #url(): string | undefined {
+    const url = (this.client as { baseURL?: unknown }).baseURL;
+    return typeof url === 'string' ? url : undefined;
+  }
+
   #call(signal: AbortSignal | undefined) {
     const { controller, unlink } = linkedController(signal);
     const watch = new IdleWatch('Anthropic', this.#idleTimeoutMs, controller);

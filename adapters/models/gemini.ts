@@ -64,6 +64,18 @@ export class GeminiModel implements LanguageModel {
       });
   }
 
+  /** Where the client sends its requests, named when they cannot get there. */
+  get #url(): string | undefined {
+    try {
+      const api = (this.client as unknown as { apiClient?: { getBaseUrl?: () => unknown } })
+        .apiClient;
+      const url = api?.getBaseUrl?.();
+      return typeof url === 'string' ? url : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
   async generate(request: ModelRequest, options: CallOptions = {}): Promise<ModelResponse> {
     const { signal } = options;
     throwIfAborted(signal);
@@ -83,7 +95,7 @@ export class GeminiModel implements LanguageModel {
       }
       raw = await settle(this.client.models.generateContent(params), controller.signal);
     } catch (error) {
-      throw watch.error ?? geminiError(error, signal);
+      throw watch.error ?? geminiError(error, signal, this.#url);
     } finally {
       watch.stop();
       unlink();
@@ -125,7 +137,7 @@ export class GeminiModel implements LanguageModel {
         yield part;
       }
     } catch (error) {
-      throw watch.error ?? geminiError(error, signal);
+      throw watch.error ?? geminiError(error, signal, this.#url);
     } finally {
       watch.stop();
       unlink();

@@ -84,6 +84,12 @@ abstract class OpenAIModelBase {
   readonly #idleTimeoutMs: number;
   readonly #providerOptions: { readonly [key: string]: unknown } | undefined;
 
+  /** Where the client sends its requests, named when they cannot get there. */
+  protected get url(): string | undefined {
+    const url = (this.client as { baseURL?: unknown }).baseURL;
+    return typeof url === 'string' ? url : undefined;
+  }
+
   protected constructor(options: OpenAIModelOptions, resolved: ResolvedClient, provider: string) {
     const { client, requestOptions, idleTimeoutMs } = resolved;
     this.client = client;
@@ -171,7 +177,7 @@ export class OpenAIChatModel extends OpenAIModelBase implements LanguageModel {
       );
       return chatResponse(completion as OpenAI.Chat.ChatCompletion);
     } catch (error) {
-      throw call.watch.error ?? toStatecraftError(error, signal);
+      throw call.watch.error ?? toStatecraftError(error, signal, this.url);
     } finally {
       call.end();
     }
@@ -189,9 +195,9 @@ export class OpenAIChatModel extends OpenAIModelBase implements LanguageModel {
           call.options,
         );
       } catch (error) {
-        throw toStatecraftError(error, signal);
+        throw toStatecraftError(error, signal, this.url);
       }
-      yield* streamParts(chunks, new ChatStreamMapper(), signal, call.watch);
+      yield* streamParts(chunks, new ChatStreamMapper(), signal, call.watch, this.url);
     } finally {
       call.end();
     }
@@ -230,7 +236,7 @@ export class OpenAIResponsesModel extends OpenAIModelBase implements LanguageMod
       );
       return responsesResponse(response as OpenAI.Responses.Response);
     } catch (error) {
-      throw call.watch.error ?? toStatecraftError(error, signal);
+      throw call.watch.error ?? toStatecraftError(error, signal, this.url);
     } finally {
       call.end();
     }
@@ -248,9 +254,9 @@ export class OpenAIResponsesModel extends OpenAIModelBase implements LanguageMod
           call.options,
         );
       } catch (error) {
-        throw toStatecraftError(error, signal);
+        throw toStatecraftError(error, signal, this.url);
       }
-      yield* streamParts(events, new ResponsesStreamMapper(), signal, call.watch);
+      yield* streamParts(events, new ResponsesStreamMapper(), signal, call.watch, this.url);
     } finally {
       call.end();
     }
@@ -272,6 +278,7 @@ async function* streamParts<E>(
   mapper: { push(event: E): StreamPart[]; end(): StreamPart[] },
   signal: AbortSignal | undefined,
   watch: IdleWatch,
+  url: string | undefined,
 ): AsyncGenerator<StreamPart> {
   try {
     for await (const event of watchEvents(events, watch, 'OpenAI')) {
@@ -282,7 +289,7 @@ async function* streamParts<E>(
     if (signal?.aborted) throw abortError(signal);
     yield* mapper.end();
   } catch (error) {
-    throw watch.error ?? toStatecraftError(error, signal);
+    throw watch.error ?? toStatecraftError(error, signal, url);
   }
 }
 

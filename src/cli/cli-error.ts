@@ -7,10 +7,17 @@ export class CliError extends Error {
 }
 
 /**
- * The stack STATECRAFT_DEBUG=1 shows for an error: a CliError's own is the CLI's, so its
- * cause's (the exception a user's module or script threw); any other error's own.
+ * The stacks STATECRAFT_DEBUG=1 shows for an error: a CliError's own is the CLI's, so from
+ * its cause (the exception a user's module or script threw); any other error's own. Then each
+ * cause's, down the chain (a ModelError's is the provider SDK's error, and that one's the
+ * network's), each under `Caused by:`.
  */
 export function debugStack(error: unknown): string | undefined {
-  const shown = error instanceof CliError ? error.cause : error;
-  return shown instanceof Error ? shown.stack : undefined;
+  const stacks: string[] = [];
+  let shown = error instanceof CliError ? error.cause : error;
+  for (let depth = 0; shown instanceof Error && depth < 8; depth++) {
+    stacks.push(shown.stack ?? `${shown.name}: ${shown.message}`);
+    shown = shown.cause;
+  }
+  return stacks.length > 0 ? stacks.join('\nCaused by: ') : undefined;
 }

@@ -6,7 +6,10 @@ import { CliError } from './cli-error.js';
 // `statecraft run <example>`: a path to a script, or the name of one under examples/ — a file
 // (`quickstart` → examples/quickstart.ts) or a folder with a run.ts or index.ts
 // (`support-triage` → examples/support-triage/run.ts). Looked up in the working directory,
-// then in the statecraft checkout the CLI runs from (the published package has no examples).
+// then in the statecraft checkout the CLI runs from. The published package does not ship its
+// examples (they are TypeScript that imports the repository's sources): where it is installed,
+// names are not offered (availableExamples is empty, so --help shows paths) and a bare name
+// says to give a path.
 
 const EXTENSIONS = ['.ts', '.mts', '.js', '.mjs'];
 const ENTRIES = ['run', 'index'];
@@ -26,10 +29,27 @@ export function findExample(example: string, cwd = process.cwd()): string {
     );
     if (found) return found;
   }
-  const known = [...new Set(folders.flatMap(exampleNames))].sort();
+  const known = availableExamples(cwd);
   throw new CliError(
-    `no example named "${example}"${known.length ? `; the examples are: ${known.join(', ')}` : ' (no examples/ folder here)'}`,
+    known.length > 0
+      ? `no example named "${example}"; the examples are: ${known.join(', ')}`
+      : `no example named "${example}": there is no examples/ folder here, and the installed ` +
+          `statecraft package does not ship its examples; give the path to a script (e.g. ` +
+          `./${example}.ts), or run the examples in a clone of the statecraft repository`,
   );
+}
+
+/** The example names `statecraft run <name>` finds from `cwd`, sorted; none where installed. */
+export function availableExamples(cwd = process.cwd()): string[] {
+  return [...new Set(exampleFolders(cwd).flatMap(exampleNames))].sort();
+}
+
+/** What `<example>` may be, naming a few examples when there are any. */
+export function exampleArgument(examples: readonly string[]): string {
+  if (examples.length === 0) return 'a path to a script, e.g. ./my-agent.ts';
+  const some = ['quickstart', 'support-triage'].filter((name) => examples.includes(name));
+  const named = (some.length > 0 ? some : examples.slice(0, 2)).join(' or ');
+  return `an example name under examples/, e.g. ${named}, or a path to a script`;
 }
 
 function candidates(folder: string, name: string): string[] {

@@ -1,7 +1,8 @@
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CliError } from './cli-error.js';
+import { staticExports } from './static-exports.js';
 
 // `<module>#<export>`: a module path relative to the working directory (a .ts file too: the
 // CLI runs under tsx, or registers it when it can) and the name of one of its exports.
@@ -18,20 +19,49 @@ export async function loadExport(ref: string): Promise<{ readonly value: unknown
   const module = hash === -1 ? ref : ref.slice(0, hash);
   const exportName = hash === -1 ? '' : ref.slice(hash + 1);
   if (!module) throw new CliError(`"${ref}" names no module: write <module>#<export>`);
+  // Said before the module's code runs, when its text shows which names it exports.
+  const known = readExportNames(module);
+  if (known && !(exportName && known.has(exportName))) noSuchExport(ref, module, exportName, known);
   const exports = await importModule(module);
+  if (!(exportName && exportName in exports)) {
+    noSuchExport(ref, module, exportName, new Set(Object.keys(exports)));
+  }
+  return { value: exports[exportName], module, exportName };
+}
+
+function noSuchExport(
+  ref: string,
+  module: string,
+  exportName: string,
+  exports: ReadonlySet<string>,
+): never {
+  const names = [...exports].sort();
   if (!exportName) {
-    const names = Object.keys(exports).sort();
     throw new CliError(
       `"${ref}" names no export: write ${module}#<export>, one of: ${names.join(', ') || '(the module exports nothing)'}`,
     );
   }
-  if (!(exportName in exports)) {
-    const names = Object.keys(exports).sort();
-    throw new CliError(
-      `${module} has no export named "${exportName}"; it exports: ${names.join(', ') || '(nothing)'}`,
-    );
+  throw new CliError(
+    `${module} has no export named "${exportName}"; it exports: ${names.join(', ') || '(nothing)'}`,
+  );
+}
+
+/** Extensions whose text staticExports reads (JSX's text is not JavaScript's). */
+const SCANNED = /\.(?:[cm]?ts|m?js)$/;
+
+/**
+ * The names `module` exports, read from its text (staticExports), or undefined when that
+ * cannot be sure (then importing the module is the way to know).
+ */
+function readExportNames(module: string): ReadonlySet<string> | undefined {
+  const path = resolve(module);
+  if (!SCANNED.test(path) || /\.c[jt]s$/.test(path)) return undefined;
+  try {
+    if (!statSync(path).isFile()) return undefined;
+    return staticExports(readFileSync(path, 'utf8'));
+  } catch {
+    return undefined; // unreadable: importModule says why
   }
-  return { value: exports[exportName], module, exportName };
 }
 
 /**

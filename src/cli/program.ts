@@ -24,6 +24,14 @@ export function createProgram(): Command {
     .configureOutput({
       outputError: (text, write) => write(text.replace(/^error: /, 'statecraft: ')),
     })
+    .addHelpText(
+      'after',
+      [
+        '',
+        'A failure is one line on stderr, and exit code 1. Set STATECRAFT_DEBUG=1 to add its',
+        "stack and those of its causes (a model error's cause is the provider SDK's error).",
+      ].join('\n'),
+    )
     .exitOverride();
   for (const register of COMMANDS) register(program);
   return program;

@@ -18,7 +18,7 @@ import { ToolCollisionError } from '../tools/tool-collision.js';
 import { ToolHookError } from '../tools/tool-hooks.js';
 import { JournalCodecError } from './codec-error.js';
 import { JournalError, type JournalErrorReason } from './journal-error.js';
-import { JournalMismatchError } from './journal-mismatch.js';
+import { type JournalChange, JournalMismatchError } from './journal-mismatch.js';
 
 // How errors cross the journal (the `error` tag of codec.ts). The payload is an object:
 //   { name, message, stack?, cause?, code?, codes?, partial?, fields? }
@@ -114,7 +114,7 @@ const REVIVALS: Readonly<Record<string, Revival>> = {
   },
   [AbortError.code]: { fields: ['reason'], make: (m, _f, o) => new AbortError(m, o) },
   [JournalMismatchError.code]: {
-    fields: ['entry', 'expectedHash', 'actualHash', 'request'],
+    fields: ['entry', 'expectedHash', 'actualHash', 'request', 'changes', 'advice'],
     make: (_m, f, o) =>
       new JournalMismatchError(
         {
@@ -122,6 +122,9 @@ const REVIVALS: Readonly<Record<string, Revival>> = {
           expectedHash: str(f, 'expectedHash'),
           actualHash: str(f, 'actualHash'),
           ...(f.request === undefined ? {} : { request: str(f, 'request') }),
+          // Errors journaled before changes were kept have none.
+          ...(f.changes === undefined ? {} : { changes: changes(f) }),
+          ...(f.advice === undefined ? {} : { advice: str(f, 'advice') }),
         },
         o,
       ),
@@ -307,6 +310,14 @@ function strings(f: Fields, key: string): readonly string[] {
   if (!value.every((v) => typeof v === 'string'))
     throw new TypeError(`\`${key}\` must be an array of strings`);
   return value as readonly string[];
+}
+
+function changes(f: Fields): readonly JournalChange[] {
+  return array(f, 'changes').map((change) => {
+    const { option, values } = (change ?? {}) as { option?: unknown; values?: unknown };
+    if (typeof option !== 'string') throw new TypeError('`changes` must name each option');
+    return typeof values === 'string' ? { option, values } : { option };
+  });
 }
 
 /** A budget error's estimate, when it has one (SPEC H3: the call it did not make). */

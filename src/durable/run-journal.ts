@@ -3,6 +3,13 @@ import type { ApprovalDecision, ApprovalRequest } from '../tools/approval.js';
 import type { JsonValue } from '../viz/to-json.js';
 import { decode, encode } from './codec.js';
 import {
+  type ConfigFields,
+  configChanges,
+  configFields,
+  type FieldChange,
+  readConfigFields,
+} from './config-fields.js';
+import {
   isEndEntry,
   isStartEntry,
   JOURNAL_FORMAT_VERSION,
@@ -115,6 +122,11 @@ export interface RunJournalStart {
   readonly input: unknown;
   /** Everything fixed for the run besides its input (the machine's config): hashed. */
   readonly config: unknown;
+  /**
+   * The run's setup by field, kept beside the hash to say which option changed when a resumed
+   * run differs (configFields); default: `config`'s fields. The tool loop adds its tools.
+   */
+  readonly fields?: unknown;
 }
 
 /**
@@ -196,6 +208,7 @@ export class RunJournal {
       startedAt: Date.now(),
       input: encode(start.input),
       configHash: requestHash(start.config),
+      configFields: configFields(start.fields ?? start.config),
     };
     const guard = new StoreGuard(store, start.runId);
     await guard.guard(() => store.append(start.runId, entry), 'starting the run');
@@ -214,6 +227,7 @@ export class RunJournal {
     runId: string,
     kind: RunKind,
     config: unknown,
+    fields: unknown = config,
   ): Promise<RunJournal> {
     const guard = new StoreGuard(store, runId);
     // Held before reading, so the entries read are all the last holder wrote.
@@ -222,7 +236,7 @@ export class RunJournal {
       acquire && (await guard.guard(() => acquire.call(store, runId), 'claiming the run'));
     const release = claimed && (() => releaseQuietly(guard, claimed));
     try {
-      const journal = await RunJournal.#reopened(store, guard, runId, kind, config);
+      const journal = await RunJournal.#reopened(store, guard, runId, kind, config, fields);
       journal.#release = release || undefined;
       return journal;
     } catch (error) {
@@ -249,6 +263,7 @@ export class RunJournal {
     runId: string,
     kind: RunKind,
     config: unknown,
+    fields: unknown,
   ): Promise<RunJournal> {
     const entries = await guard.guard(() => store.read(runId), 'reading the journal');
     if (entries === undefined) {
@@ -281,15 +296,36 @@ export class RunJournal {
       );
     }
     const hash = requestHash(config);
+    const journaled = readConfigFields(start.configFields);
+    const now = configFields(fields);
     if (start.configHash !== hash) {
       throw new JournalMismatchError({
         entry: 0,
         expectedHash: String(start.configHash),
         actualHash: hash,
         request: `${kind === 'chain' ? 'chain' : 'tool loop'} configuration`,
+        ...(journaled && { changes: configChanges(journaled, now) }),
       });
     }
-    return new RunJournal(store, guard, start, entries, decode(start.input));
+    const journal = new RunJournal(store, guard, start, entries, decode(start.input));
+    journal.#fields = now;
+    journal.#journaledFields = journaled;
+    return journal;
+  }
+
+  /** The run's setup by field (configFields), and the journal's when it kept them. */
+  #fields: ConfigFields = {};
+  #journaledFields: ConfigFields | undefined;
+
+  /**
+   * The options that differ from the journal's, for a replayed request that differs: the
+   * config hash agreed (the tool loop's tools are not in it, nor is code), but a field the
+   * start entry noted may still explain the difference.
+   */
+  #changes(): { changes?: readonly FieldChange[] } {
+    const journaled = this.#journaledFields;
+    const changes = journaled ? configChanges(journaled, this.#fields) : [];
+    return changes.length > 0 ? { changes } : {};
   }
 
   /** True while answers still come from the journal. */
@@ -444,6 +480,7 @@ export class RunJournal {
             isRequestEntry(entry) && entry.effect !== effect
               ? `${what} (journaled: ${entry.effect})`
               : what,
+          ...this.#changes(),
         }),
       );
     }

@@ -1,8 +1,9 @@
 import { type Approvals, approvals } from '../durable/approvals.js';
 import { decode, encode } from '../durable/codec.js';
+import { inputChanges } from '../durable/config-fields.js';
 import { isStartEntry } from '../durable/journal-entry.js';
 import { JournalError } from '../durable/journal-error.js';
-import { JournalMismatchError } from '../durable/journal-mismatch.js';
+import { type JournalChange, JournalMismatchError } from '../durable/journal-mismatch.js';
 import { requestHash } from '../durable/request-hash.js';
 import type { JournalStore } from '../durable/stores/journal-store.js';
 import { assertValidRunId } from '../durable/stores/run-id.js';
@@ -182,6 +183,29 @@ async function assertSameRequest(
     entry: 0,
     expectedHash: first.agent === agent ? first.inputHash : `agent ${first.agent}`,
     actualHash: first.agent === agent ? actualHash : `agent ${agent}`,
-    request: `input of run '${runId}' (a run id starts one run; submit a new id for new input)`,
+    request: `input of run '${runId}'`,
+    changes:
+      first.agent === agent
+        ? await journaledInputChanges(store, runId, input)
+        : [{ option: 'agent', values: `${first.agent} → ${agent}` }],
+    advice: 'A run id starts one run: submit a new id for new input.',
   });
+}
+
+/**
+ * What differs between `input` and the input the run's journal started with, when the run has
+ * begun and its start entry can be read; none otherwise (the message then gives the hashes).
+ */
+async function journaledInputChanges(
+  store: JournalStore,
+  runId: string,
+  input: unknown,
+): Promise<readonly JournalChange[]> {
+  try {
+    const start = (await store.read(runId))?.[0];
+    if (start === undefined || !isStartEntry(start)) return [];
+    return inputChanges(decode(start.input), input);
+  } catch {
+    return [];
+  }
 }

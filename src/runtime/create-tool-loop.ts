@@ -198,6 +198,7 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
     name,
     model,
     config,
+    journalFields: { ...config, tools: specs },
     machine: toolLoopMachine,
     // A durable run's timeout counts from its journaled start, across restarts.
     deadline: { delay: 'loopTimeout', limitMs: (runConfig) => runConfig.timeout ?? 0 },

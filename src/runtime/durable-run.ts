@@ -7,6 +7,7 @@ import {
   type SnapshotFrom,
 } from 'xstate';
 import { JournalCodecError } from '../durable/codec-error.js';
+import { inputChanges } from '../durable/config-fields.js';
 import type { RunKind } from '../durable/journal-entry.js';
 import { JournalError } from '../durable/journal-error.js';
 import { JournalMismatchError } from '../durable/journal-mismatch.js';
@@ -67,23 +68,27 @@ export async function openJournal(
   kind: RunKind,
   input: unknown,
   config: unknown,
+  fields: unknown = config,
 ): Promise<RunJournal> {
   const { runId, store } = durable;
   try {
-    return await RunJournal.begin(store, { runId, kind, input, config });
+    return await RunJournal.begin(store, { runId, kind, input, config, fields });
   } catch (error) {
     if (!(JournalError.isInstance(error) && error.reason === 'run-exists')) throw error;
   }
-  const journal = await RunJournal.reopen(store, runId, kind, config);
+  const journal = await RunJournal.reopen(store, runId, kind, config, fields);
   const expected = requestHash(journal.input);
   const actual = requestHash(input);
   if (expected !== actual) {
     await journal.close();
+    // The start entry holds the whole input: what differs can always be said.
     throw new JournalMismatchError({
       entry: 0,
       expectedHash: expected,
       actualHash: actual,
-      request: `input of run '${runId}' (a run id starts one run; resume it, or use a new id)`,
+      request: `input of run '${runId}'`,
+      changes: inputChanges(journal.input, input),
+      advice: 'A run id starts one run: resume it, or use a new id for this input.',
     });
   }
   return journal;

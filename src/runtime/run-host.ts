@@ -308,7 +308,13 @@ export class RunHost<K extends RunTypes> implements EffectsHost<K['resources']> 
       const input = start.input();
       const kind = this.#kind;
       const journal = await this.#journalWork(recorder, () =>
-        openJournal(durable, kind.kind, kind.runInput(input), kind.config),
+        openJournal(
+          durable,
+          kind.kind,
+          kind.runInput(input),
+          kind.config,
+          kind.journalFields ?? kind.config,
+        ),
       ).catch((error: unknown) => {
         // The run ends here: its details stop counting time.
         recorder.finish();
@@ -381,7 +387,13 @@ export class RunHost<K extends RunTypes> implements EffectsHost<K['resources']> 
     const kind = this.#kind;
     return this.#settleLive(
       this.#liveRuns.run(durable, async () => {
-        const journal = await RunJournal.reopen(durable.store, runId, kind.kind, kind.config);
+        const journal = await RunJournal.reopen(
+          durable.store,
+          runId,
+          kind.kind,
+          kind.config,
+          kind.journalFields ?? kind.config,
+        );
         let started: { readonly recorder: RunRecorder; readonly input: K['input'] };
         try {
           const { recorder, input } = this.start(journal.input as K['runInput'], runOptions);

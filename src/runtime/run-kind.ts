@@ -72,6 +72,12 @@ export interface RunKindSpec<K extends RunTypes> {
   readonly price?: ModelPrice;
   /** What a journal's run is started with besides its input: resumed with other options, refused. */
   readonly config: object;
+  /**
+   * The run's setup as its journal notes it field by field, to say which option changed when
+   * a resumed run differs; default: `config`. More than config is fine (it is not hashed into
+   * the check): the tool loop adds its tools, which its config does not hold.
+   */
+  readonly journalFields?: object;
   /** The kind's machine, before its effects and its deadline are provided. */
   readonly machine: AnyStateMachine;
   /** The delay that ends a run at its time limit, and that limit, from the run's config. */

@@ -434,7 +434,9 @@ describe('GeminiModel over HTTP', () => {
       })().catch((e: unknown) => e);
       expect(ModelError.isInstance(error)).toBe(true);
       expect(error).toMatchObject({ retryable: true, status: undefined });
-      expect((error as ModelError).message).toContain('failed to reach the server');
+      expect((error as ModelError).message).toBe(
+        `lost the connection to http://127.0.0.1:${port} (connection closed)`,
+      );
       expect(seen).toEqual([{ type: 'text-delta', delta: 'It is 18 °C' }]);
       // The SDK does not retry a body that broke off: the caller decides, `retryable` says it may.
       expect(responses).toHaveLength(1);

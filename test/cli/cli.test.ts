@@ -164,6 +164,14 @@ describe('statecraft exit codes and versions', () => {
     expect(outcome.code).toBe(3);
   }, 60_000);
 
+  it("--help says how to see a failure's stack", async () => {
+    const { code, stdout } = await statecraft('--help');
+    expect(code).toBe(0);
+    expect(stdout).toMatch(
+      /A failure is one line on stderr, and exit code 1\. Set STATECRAFT_DEBUG=1/,
+    );
+  }, 60_000);
+
   it('--version prints the version in package.json', async () => {
     const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
     const [long, short] = await Promise.all([statecraft('--version'), statecraft('-V')]);
@@ -217,6 +225,36 @@ describe('statecraft on bad input', () => {
       expect(outcome?.stderr, name).toMatch(message);
       expect(outcome?.stderr, name).not.toMatch(/\n\s+at /);
     }
+  }, 60_000);
+
+  it("a missing export is reported before the module's code runs, where its text tells", async () => {
+    const module = 'test/cli/fixtures/side-effect-machine.ts';
+    const [missing, none, found] = await Promise.all([
+      statecraft('graph', `${module}#nope`),
+      statecraft('paths', module),
+      statecraft('graph', `${module}#lightMachine`),
+    ]);
+    expect(missing).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `statecraft graph: ${module} has no export named "nope"; it exports: lightMachine, notAMachine\n`,
+    });
+    expect(none.stderr).toBe(
+      `statecraft paths: "${module}" names no export: write ${module}#<export>, one of: lightMachine, notAMachine\n`,
+    );
+    // An export that is there: the module is imported, its code runs, as it must.
+    expect(found.code).toBe(0);
+    expect(found.stderr).toBe('side-effect-machine: top-level code ran\n');
+  }, 60_000);
+
+  it('`export * from` cannot be read without importing: the same message, after the code ran', async () => {
+    const module = 'test/cli/fixtures/side-effect-reexport.ts';
+    const { code, stderr } = await statecraft('graph', `${module}#nope`);
+    expect(code).toBe(1);
+    expect(stderr).toBe(
+      'side-effect-machine: top-level code ran\n' +
+        `statecraft graph: ${module} has no export named "nope"; it exports: lightMachine, notAMachine\n`,
+    );
   }, 60_000);
 
   it('a module that throws: its message, and with STATECRAFT_DEBUG=1 the stack of its error', async () => {

@@ -1,12 +1,13 @@
 // What the CLI's commands accept, in-process: the export kinds `graph` and `paths` take, the
 // project machines' built-in walks (found for Chains and ToolLoops too), and example names.
+import { tmpdir } from 'node:os';
 import { createChain, createToolLoop } from 'statecraft';
 import { ScriptedModel } from 'statecraft/testing';
 import { describe, expect, it } from 'vitest';
 import { chainMachine } from '../../machines/chain.js';
 import { toolLoopMachine } from '../../machines/tool-loop.js';
 import { CliError } from '../../src/cli/cli-error.js';
-import { findExample } from '../../src/cli/find-example.js';
+import { availableExamples, exampleArgument, findExample } from '../../src/cli/find-example.js';
 import { machineOf, specsOf } from '../../src/cli/machine-of.js';
 import { builtinWalks } from '../../src/cli/walks/builtin-walks.js';
 import { supportTriage, supportTriagePaths } from './fixtures/support-triage.js';
@@ -68,6 +69,15 @@ describe('findExample', () => {
     expect(findExample('quickstart')).toMatch(/examples\/quickstart\.ts$/);
     expect(findExample('support-triage')).toMatch(/examples\/support-triage\/run\.ts$/);
     expect(findExample('examples/compose.ts')).toMatch(/examples\/compose\.ts$/);
+  });
+
+  it('offers names in --help only when there are examples (test/package.test.ts: none installed)', () => {
+    expect(exampleArgument([])).toBe('a path to a script, e.g. ./my-agent.ts');
+    expect(exampleArgument(['compose', 'quickstart'])).toBe(
+      'an example name under examples/, e.g. quickstart, or a path to a script',
+    );
+    // A checkout's CLI finds its own examples from any working directory.
+    expect(availableExamples(tmpdir())).toContain('support-triage');
   });
 
   it('lists the examples when the name is unknown, and names a missing path', () => {

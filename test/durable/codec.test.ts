@@ -195,6 +195,17 @@ describe('errors', () => {
         actualHash: 'b'.repeat(64),
       }),
     ],
+    [
+      'JournalMismatchError naming what changed',
+      new JournalMismatchError({
+        entry: 0,
+        expectedHash: 'a'.repeat(64),
+        actualHash: 'b'.repeat(64),
+        request: "input of run 'r'",
+        changes: [{ option: 'maxIterations', values: '5 → 8' }, { option: 'systemPrompt' }],
+        advice: 'A run id starts one run: resume it, or use a new id for this input.',
+      }),
+    ],
     ['JournalCodecError', new JournalCodecError('$.x', 'Cannot journal $.x')],
     [
       'JournalError',

@@ -90,8 +90,10 @@ describe('statecraft on Restate', { timeout: 120_000 }, () => {
       .filter((line) => line.kind === 'model' && line.phase === 'start');
     const keys = models.map((line) => line.key);
     expect(new Set(keys).size).toBe(keys.length);
+    // Saying what differs: the message the run started with, and the one submitted now.
     await expect(runs.submit('twice-1', 'trip', 'trip 7002')).rejects.toMatchObject({
       code: 'JOURNAL_MISMATCH',
+      changes: [{ option: 'messages[0]', values: '"trip 7001" → "trip 7002"' }],
     });
   });
 
@@ -115,6 +117,7 @@ describe('statecraft on Restate', { timeout: 120_000 }, () => {
     // The same id submitted for another agent is refused, not attached.
     await expect(runs.submit('nobody-1', 'trip', 'hello')).rejects.toMatchObject({
       code: 'JOURNAL_MISMATCH',
+      changes: [{ option: 'agent', values: 'nobody → trip' }],
     });
   });
 

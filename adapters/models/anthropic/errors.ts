@@ -1,5 +1,5 @@
 import { AbortError, ModelError, StatecraftError } from '../../../src/errors.js';
-import { isNetworkError } from '../../../src/model/network-error.js';
+import { isNetworkError, networkFailureMessage } from '../../../src/model/network-error.js';
 
 // Error mapping: what the SDK throws → AbortError or ModelError. Errors are recognised by
 // their shape and `name`, not `instanceof`, because a caller's own `client` may come from
@@ -33,9 +33,14 @@ interface SdkErrorShape {
  * keep their status and are retryable for 408, 409, 429 and 5xx (529 "overloaded" included)
  * unless the server said `x-should-retry: false`; connection failures and timeouts are
  * retryable, a connection lost while the body was read included; anything else (a bad option
- * the SDK refused, say) is a ModelError that is not.
+ * the SDK refused, say) is a ModelError that is not. `url` is the client's base URL, named by
+ * a failure to reach it.
  */
-export function anthropicModelError(error: unknown, signal?: AbortSignal): StatecraftError {
+export function anthropicModelError(
+  error: unknown,
+  signal?: AbortSignal,
+  url?: string,
+): StatecraftError {
   if (StatecraftError.isInstance(error)) return error;
   const e = (typeof error === 'object' && error !== null ? error : {}) as SdkErrorShape;
   const name = typeof e.name === 'string' ? e.name : '';
@@ -59,14 +64,18 @@ export function anthropicModelError(error: unknown, signal?: AbortSignal): State
     });
   }
   if (name === 'APIConnectionError' || name === 'APIConnectionTimeoutError') {
-    return new ModelError(`Anthropic request failed: ${detail}`, { cause: error, retryable: true });
+    return new ModelError(networkFailureMessage('Anthropic', url, error), {
+      cause: error,
+      retryable: true,
+    });
   }
   // The SDK wraps only failures before the response arrives. A connection lost while its body
   // is read (a stream cut off, a JSON body short of its length) reaches us as undici's own
   // error, `TypeError: terminated` or a code down the `cause` chain: the answer never arrived
   // whole, so trying again can help.
   if (isNetworkError(error)) {
-    return new ModelError(`Lost the connection to the Anthropic API: ${detail}`, {
+    const started = !(error instanceof TypeError && error.message === 'fetch failed');
+    return new ModelError(networkFailureMessage('Anthropic', url, error, { started }), {
       cause: error,
       retryable: true,
     });

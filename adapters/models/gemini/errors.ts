@@ -1,6 +1,6 @@
 import { AbortError, ModelError, StatecraftError } from '../../../src/errors.js';
 import { isJsonSyntaxError, malformedResponse } from '../../../src/model/malformed-response.js';
-import { isNetworkError } from '../../../src/model/network-error.js';
+import { isNetworkError, networkFailureMessage } from '../../../src/model/network-error.js';
 
 // What the SDK throws, as our errors. Recognised by shape, not by class, so that this file
 // does not load the SDK and works with any copy of it.
@@ -17,9 +17,10 @@ export function isRetryableStatus(status: number): boolean {
  * the failure is the abort, whatever the SDK made of it. The SDK's `ApiError` (an HTTP status,
  * or an error object inside a stream) becomes a ModelError with that status, retryable for
  * 408, 429 and 5xx (after the SDK's own retries); connection failures and timeouts are
- * retryable ModelErrors without a status; anything else is a ModelError that is not.
+ * retryable ModelErrors without a status; anything else is a ModelError that is not. `url`
+ * is the client's base URL, named by a failure to reach it.
  */
-export function geminiError(error: unknown, signal?: AbortSignal): StatecraftError {
+export function geminiError(error: unknown, signal?: AbortSignal, url?: string): StatecraftError {
   if (signal?.aborted) {
     return AbortError.isInstance(error)
       ? error
@@ -46,13 +47,14 @@ export function geminiError(error: unknown, signal?: AbortSignal): StatecraftErr
     return malformedResponse('Gemini', `a stream that is not JSON events (${message})`, true);
   }
   if (isTimeout(error)) {
-    return new ModelError(`The Gemini request timed out: ${message}`, {
+    return new ModelError(networkFailureMessage('Gemini', url, error, { cause: 'timed out' }), {
       retryable: true,
       cause: error,
     });
   }
   if (isNetworkError(error)) {
-    return new ModelError(`The Gemini request failed to reach the server: ${message}`, {
+    const started = !(error instanceof TypeError && error.message === 'fetch failed');
+    return new ModelError(networkFailureMessage('Gemini', url, error, { started }), {
       retryable: true,
       cause: error,
     });

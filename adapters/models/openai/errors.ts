@@ -1,6 +1,6 @@
-import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import { APIConnectionError, APIError, APIUserAbortError } from 'openai';
 import { AbortError, ModelError, type StatecraftError } from '../../../src/errors.js';
-import { isNetworkError } from '../../../src/model/network-error.js';
+import { isNetworkError, networkFailureMessage } from '../../../src/model/network-error.js';
 
 // SDK failures as statecraft errors. They arrive here after the SDK's own retries (its
 // `maxRetries`, with backoff and `retry-after`): `retryable` tells the caller whether trying
@@ -17,19 +17,19 @@ const RETRYABLE_CODES = new Set(['server_error', 'rate_limit_exceeded']);
 /**
  * Any error from an SDK call (or from reading its stream) as an AbortError or a ModelError.
  * An abort of `signal` wins over whatever the SDK made of it; statecraft errors pass through.
+ * `url` is the client's base URL, named by a failure to reach it.
  */
-export function toStatecraftError(error: unknown, signal?: AbortSignal): StatecraftError {
+export function toStatecraftError(
+  error: unknown,
+  signal?: AbortSignal,
+  url?: string,
+): StatecraftError {
   if (signal?.aborted) return abortError(signal, error);
   if (AbortError.isInstance(error) || ModelError.isInstance(error)) return error;
   if (error instanceof APIUserAbortError || isDomAbort(error)) return abortError(signal, error);
-  if (error instanceof APIConnectionTimeoutError) {
-    return new ModelError(`OpenAI request timed out: ${error.message}`, {
-      cause: error,
-      retryable: true,
-    });
-  }
+  // APIConnectionTimeoutError is one too: the cause then reads `timed out`.
   if (error instanceof APIConnectionError) {
-    return new ModelError(`Could not reach the OpenAI API: ${error.message}`, {
+    return new ModelError(networkFailureMessage('OpenAI', url, error), {
       cause: error,
       retryable: true,
     });
@@ -39,10 +39,13 @@ export function toStatecraftError(error: unknown, signal?: AbortSignal): Statecr
   // own client (another copy of the SDK) fails `instanceof`: the answer never arrived whole,
   // so trying again can help.
   if (isNetworkError(error)) {
-    return new ModelError(`Lost the connection to the OpenAI API: ${messageOf(error)}`, {
-      cause: error,
-      retryable: true,
-    });
+    return new ModelError(
+      networkFailureMessage('OpenAI', url, error, { started: !isFetchFailed(error) }),
+      {
+        cause: error,
+        retryable: true,
+      },
+    );
   }
   const status = statusOf(error);
   if (status !== undefined) {
@@ -79,6 +82,11 @@ export function responseFailure(
 
 export function abortError(signal: AbortSignal | undefined, cause?: unknown): AbortError {
   return new AbortError('The model call was aborted', { cause: signal?.reason ?? cause });
+}
+
+/** Undici's error for a request that never got an answer (no connection, no TLS…). */
+function isFetchFailed(error: unknown): boolean {
+  return error instanceof TypeError && error.message === 'fetch failed';
 }
 
 function isDomAbort(error: unknown): boolean {

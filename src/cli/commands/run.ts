@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { inspectRuns } from '../../observe/inspect-runs.js';
 import { observeRuns } from '../../observe/registry.js';
-import { findExample } from '../find-example.js';
+import { availableExamples, exampleArgument, findExample } from '../find-example.js';
 import { DEFAULT_INSPECTOR_PORT, startInspectorBridge } from '../inspector-bridge.js';
 import { importModule } from '../load-export.js';
 import { ProgressDisplay } from '../progress.js';
@@ -19,13 +19,17 @@ interface RunOptions {
 }
 
 export function runCommand(program: Command): void {
+  // Names only where there are examples to run (a checkout): an installed package has none.
+  const examples = availableExamples();
+  const shown = examples.includes('quickstart') ? 'quickstart' : './my-agent.ts';
   program
     .command('run')
-    .description('run an example (examples/<name>.ts or a path) and show its runs as they progress')
-    .argument(
-      '<example>',
-      'an example name, e.g. quickstart or support-triage, or a path to a script',
+    .description(
+      examples.length > 0
+        ? 'run an example (examples/<name>.ts or a path) and show its runs as they progress'
+        : 'run a script and show its runs as they progress',
     )
+    .argument('<example>', exampleArgument(examples))
     .argument('[args...]', "the example's own arguments, after --")
     .option(
       '--inspect',
@@ -48,13 +52,13 @@ export function runCommand(program: Command): void {
         'WebSocket connections with a foreign Origin (any web page but its own): the runs,',
         'prompts and answers included, stay on this machine. Programs on this machine (which',
         'send no Origin) can still connect, as to any local port. The bridge stops when the',
-        "example ends. Chains and tool loops invoked by an app's own machine (support-triage)",
+        "example ends. Chains and tool loops invoked by an app's own machine",
         'are actors of that machine: they reach the inspector when the app passes `inspect` to',
         "its createActor, as XState's inspection is per actor system.",
         '',
         'Examples:',
-        '  statecraft run quickstart',
-        '  statecraft run quickstart --inspect --inspect-port 8081',
+        `  statecraft run ${shown}`,
+        `  statecraft run ${shown} --inspect --inspect-port 8081`,
       ].join('\n'),
     )
     .action(async (example: string, args: string[], options: RunOptions) => {

@@ -2,7 +2,7 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { observeRuns } from '../../observe/registry.js';
 import { DEFAULT_VIEWER_PORT, startViewer } from '../../viewer/server.js';
 import { debugStack } from '../cli-error.js';
-import { findExample } from '../find-example.js';
+import { availableExamples, exampleArgument, findExample } from '../find-example.js';
 import { importModule } from '../load-export.js';
 import { openBrowser } from '../open-browser.js';
 
@@ -23,12 +23,13 @@ interface ViewOptions {
 }
 
 export function viewCommand(program: Command): void {
+  const examples = availableExamples();
   program
     .command('view')
     .description(
       'serve the run viewer on 127.0.0.1: each run’s machine with its path lit up live, and a timeline of its model and tool calls',
     )
-    .argument('<example>', 'what to run and watch: a name under examples/, or a path to a script')
+    .argument('<example>', `what to run and watch: ${exampleArgument(examples)}`)
     .argument('[args...]', "the example's own arguments, after --")
     .option(
       '-p, --port <port>',
@@ -47,7 +48,7 @@ export function viewCommand(program: Command): void {
         'and its runs stay on the page; the exit code is then 1.',
         '',
         'Examples:',
-        '  statecraft view research-loop',
+        `  statecraft view ${examples.includes('research-loop') ? 'research-loop' : './my-agent.ts'}`,
         '  statecraft view ./my-agent.ts --port 0 --no-open --exit',
       ].join('\n'),
     )
