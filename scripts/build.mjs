@@ -63,7 +63,15 @@ const entryWrappers = {
   },
 };
 
-const esbuild = require('esbuild');
+// esbuild is installed with the dev dependencies (today through tsx, which depends on it). A
+// clear line instead of a stack if it is missing.
+let esbuild;
+try {
+  esbuild = require('esbuild');
+} catch (error) {
+  console.error(`statecraft build: esbuild is not installed (${error.message}); run npm install`);
+  process.exit(1);
+}
 await esbuild.build({
   absWorkingDir: root,
   entryPoints,
