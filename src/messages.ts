@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomUUID } from './lazy-crypto.js';
 
 /**
  * A call the model asked for. `arguments` is the parsed JSON value the provider sent.

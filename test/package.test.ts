@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -7,8 +7,15 @@ import { observeRuns } from 'statecraft/observe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exec } from './package/npm.js';
 import { type Packed, packRepository } from './package/pack.js';
-import { COMMONJS_PROGRAM, ESM_PROGRAM, EXPECTED_OUTPUT } from './package/programs.js';
+import {
+  COMMONJS_PROGRAM,
+  DURABLE_OUTPUT,
+  DURABLE_PROGRAM,
+  ESM_PROGRAM,
+  EXPECTED_OUTPUT,
+} from './package/programs.js';
 import { scratchProject } from './package/scratch-project.js';
+import { fetchFromViewer } from './package/serve-viewer.js';
 
 // The package as a user gets it: `npm pack` of the repository (its scripts build dist/),
 // installed with no network into new ESM and CommonJS projects outside the repository, then
@@ -85,6 +92,25 @@ describe('the packed package', () => {
     expect(stray, 'files packed besides dist JS and declarations and the documents').toEqual([]);
     // No sources, tests, tarballs or source maps (dist's JS reads as its source does).
     expect(packed.files.filter((file) => /\.(map|tgz)$|^(src|test)\//.test(file))).toEqual([]);
+
+    // The runtime JS is one bundle of every entry point (scripts/build.mjs): a file for each
+    // exports entry and the bin, and the chunks they share under dist/src/chunks/. Every other
+    // module has its declarations only.
+    const entryFiles = new Set([
+      ...entries.map(([, conditions]) => packedPath(conditions.default ?? '')),
+      ...Object.values(manifest.bin).map(packedPath),
+    ]);
+    const js = packed.files.filter(
+      (file) => file.endsWith('.js') && !file.startsWith('dist/src/viewer/page/'),
+    );
+    expect(
+      js.filter((file) => !entryFiles.has(file) && !/^dist\/src\/chunks\/[\w-]+\.js$/.test(file)),
+    ).toEqual([]);
+    expect([...entryFiles].filter((file) => !js.includes(file))).toEqual([]);
+    expect(js.some((file) => file.startsWith('dist/src/chunks/'))).toBe(true);
+    for (const dts of ['dist/machines/chain.d.ts', 'dist/src/runtime/create-chain.d.ts']) {
+      expect(files, dts).toContain(dts);
+    }
   });
 
   it('gives every exports entry the same conditions, each pointing at a packed file', () => {
@@ -149,6 +175,35 @@ describe('installed from the tarball with no network', () => {
       'statecraft graph: side-effect.mjs has no export named "nope"; it exports: machine',
     );
     expect(missing).not.toContain('module code ran');
+
+    // A durable run on the file store, killed and resumed: its lazily loaded chunk is found.
+    await writeFile(join(dir, 'durable.mjs'), DURABLE_PROGRAM);
+    expect((await exec(process.execPath, ['durable.mjs'], { cwd: dir })).stdout).toBe(
+      DURABLE_OUTPUT,
+    );
+
+    // The viewer serves its page from the installed package (its code sits in a shared chunk;
+    // the page is at dist/src/viewer/page/). Mermaid, an optional peer, linked in for it.
+    await symlink(join(root, 'node_modules/mermaid'), join(dir, 'node_modules/mermaid'), 'dir');
+    await writeFile(join(dir, 'watched.mjs'), `console.log('watched');\n`);
+    const page = '/';
+    const served = await fetchFromViewer(bin, './watched.mjs', dir, [
+      page,
+      '/viewer.js',
+      '/viewer.css',
+      '/mermaid.min.js',
+    ]);
+    for (const [path, file] of [
+      [page, 'index.html'],
+      ['/viewer.js', 'viewer.js'],
+      ['/viewer.css', 'viewer.css'],
+    ] as const) {
+      expect(served.get(path), path).toEqual({
+        status: 200,
+        body: await readFile(join(root, 'src/viewer/page', file), 'utf8'),
+      });
+    }
+    expect(served.get('/mermaid.min.js')?.status).toBe(200);
   }, 240_000);
 
   it('a CommonJS project (no "type") type-checks and runs the same chain through require', async () => {
@@ -239,7 +294,7 @@ describe('the built package', () => {
   // What a chain does not need loads at first use: a plain `import('statecraft')` leaves the
   // file store's code and the streaming plan parser unloaded, and the file store still works
   // from the built package once used (its code found and loaded from dist).
-  it('loads the file store and the streaming plan parser only when first used', async () => {
+  it('loads the file store, the streaming plan parser and node:crypto only when first used', async () => {
     const pkg = packed.copy;
     const log = join(pkg, 'loaded-lazily.log');
     await writeFile(
@@ -252,13 +307,15 @@ describe('the built package', () => {
        }`,
     );
     const script = `
-      import { register } from 'node:module';
+      import { createRequire, register } from 'node:module';
       import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
       import { tmpdir } from 'node:os';
       import { join } from 'node:path';
       register('./lazy-hooks.mjs', import.meta.url);
       const { fileStore } = await import('statecraft');
-      appendFileSync(process.env.LOAD_LOG, '--- used\\n');
+      // The plan parser is required (CommonJS) at first use: the resolve hook does not see it.
+      const required = Object.keys(createRequire(import.meta.url).cache);
+      appendFileSync(process.env.LOAD_LOG, required.join('\\n') + '\\n--- used\\n');
       const dir = mkdtempSync(join(tmpdir(), 'statecraft-lazy-'));
       try {
         const store = fileStore(dir);
@@ -273,10 +330,62 @@ describe('the built package', () => {
     });
     expect(JSON.parse(stdout)).toEqual(['r1']);
     const [atImport = '', afterUse = ''] = (await readFile(log, 'utf8')).split('--- used');
-    const lazy = ['/durable/stores/file-store.js', '/node_modules/@streamparser/json/'];
+    // The file store's code is its own chunk (esbuild names a dynamically imported module's
+    // chunk after it).
+    const lazy = ['/dist/src/chunks/file-store-', '/node_modules/@streamparser/json/'];
     expect(lazy.filter((part) => atImport.includes(part))).toEqual([]);
-    expect(afterUse).toContain('/durable/stores/file-store.js');
+    // node:crypto too (a tenth of the import's cost): ids and hashes load it at run time.
+    expect(atImport.split('\n')).not.toContain('node:crypto');
+    expect(afterUse).toContain('/dist/src/chunks/file-store-');
   }, 60_000);
+
+  // The entry points are bundled together, split into shared chunks, so each module exists once
+  // in the package: an app mixing `statecraft` with its subpaths gets one class per error, one
+  // observer registry. (Bundled apart, each entry would carry its own copy of errors.ts.)
+  it('shares one copy of every module between statecraft and its subpaths', async () => {
+    const fromPackage = async (subpath: string) =>
+      (await import(
+        pathToFileURL(
+          join(packed.copy, entries.find(([name]) => name === subpath)?.[1].default ?? subpath),
+        ).href
+      )) as Record<string, unknown>;
+    const main = (await fromPackage('.')) as typeof import('statecraft');
+    // Every StatecraftError any entry's classes derive from is the root's own class.
+    const errorClasses: string[] = [];
+    for (const [subpath] of entries) {
+      for (const [name, value] of Object.entries(await fromPackage(subpath))) {
+        if (typeof value !== 'function' || !/^[A-Z]\w*Error$/.test(name)) continue;
+        for (let proto = value.prototype; proto; proto = Object.getPrototypeOf(proto)) {
+          if (proto.constructor?.name !== 'StatecraftError') continue;
+          errorClasses.push(`${subpath} ${name}`);
+          expect(proto.constructor, `${subpath} ${name}`).toBe(main.StatecraftError);
+        }
+      }
+    }
+    expect(errorClasses.filter((name) => !name.startsWith('. ')).length).toBeGreaterThan(3);
+    // An error thrown by a subpath's code is an instance of the root's class.
+    const testing = (await fromPackage('./testing')) as typeof import('statecraft/testing');
+    const exhausted = await new testing.ScriptedModel([])
+      .generate({ messages: [], tools: [] } as never)
+      .catch((error: unknown) => error);
+    expect(exhausted).toBeInstanceOf(main.StatecraftError);
+    // Observers registered through statecraft/observe hear of runs started from statecraft.
+    const observe = (await fromPackage('./observe')) as typeof import('statecraft/observe');
+    const runs: string[] = [];
+    const off = observe.observeRuns({
+      onRunStart: (run) => void runs.push(`${run.kind}:${run.name}`),
+    });
+    try {
+      const chain = main.createChain({
+        name: 'shared',
+        model: new testing.ScriptedModel([{ text: 'done' }]),
+      });
+      await chain.invoke('hi');
+    } finally {
+      off();
+    }
+    expect(runs).toEqual(['chain:shared']);
+  });
 
   it('recognises errors from another copy of the package with isInstance, where instanceof fails', async () => {
     const copy = (await import(

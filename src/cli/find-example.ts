@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
+import { packageRoot } from '../package-root.js';
 import { CliError } from './cli-error.js';
 
 // `statecraft run <example>`: a path to a script, or the name of one under examples/ — a file
@@ -60,9 +60,8 @@ function candidates(folder: string, name: string): string[] {
 }
 
 function exampleFolders(cwd: string): string[] {
-  // src/cli/ in a checkout; dist/src/cli/ when built.
-  const here = dirname(fileURLToPath(import.meta.url));
-  const roots = [cwd, resolve(here, '../..'), resolve(here, '../../..')];
+  // The current folder, and statecraft's own (a checkout, or wherever the package is installed).
+  const roots = [cwd, packageRoot()].filter((root) => root !== undefined);
   return [...new Set(roots.map((root) => join(root, 'examples')))].filter(
     (folder) => existsSync(folder) && statSync(folder).isDirectory(),
   );

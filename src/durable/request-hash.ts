@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash } from '../lazy-crypto.js';
 import { Transcript } from '../transcript.js';
 import type { JsonValue } from '../viz/to-json.js';
 import { encode, TAG } from './codec.js';

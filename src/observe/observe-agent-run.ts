@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import type { AnyStateMachine } from 'xstate';
 import { ConfigError } from '../errors.js';
+import { randomUUID } from '../lazy-crypto.js';
 import type { LanguageModel } from '../model/language-model.js';
 import type { RunInfo } from '../runnable/run-config.js';
 import { type InheritsObservers, observersFor, RUN_OBSERVERS } from './registry.js';

@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type { AnyActorRef, AnyActorScope, AnyStateMachine } from 'xstate';
+import { randomUUID } from '../lazy-crypto.js';
 import type { ObservedAgent } from './observe-agent-run.js';
 import { reportOnce } from './observer-errors.js';
 import { observersFor } from './registry.js';

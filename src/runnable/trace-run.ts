@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomUUID } from '../lazy-crypto.js';
 import { type InheritsObservers, observersFor, RUN_OBSERVERS } from '../observe/registry.js';
 import { observedTime, type RunObservation, startObservation } from '../observe/run-observation.js';
 import { callbackList, type RunConfig, type RunInfo, type RunKind } from './run-config.js';

@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import type JSONParser from '@streamparser/json/jsonparser.js';
 import type { StreamPart } from '../model/language-model.js';
 import type { Usage } from '../usage.js';
@@ -9,6 +10,23 @@ export interface StreamedPlan {
   readonly usage: Usage;
   /** True when `nextAction: "response"` arrived first and the rest was never read. */
   readonly shortCircuited: boolean;
+}
+
+let loadedParser: typeof JSONParser | undefined;
+
+/**
+ * The streaming JSON parser, loaded at the first streamed plan, not with `statecraft` (a chain
+ * never parses one). Loaded synchronously (the package's CommonJS build), so the first plan of
+ * a process takes the same turns of the event loop as every later one: an `await import()`
+ * here let a run's events interleave differently on its first plan.
+ */
+function streamingParser(): typeof JSONParser {
+  loadedParser ??= (
+    createRequire(import.meta.url)('@streamparser/json/jsonparser.js') as {
+      default: typeof JSONParser;
+    }
+  ).default;
+  return loadedParser;
 }
 
 /**
@@ -25,9 +43,7 @@ export async function readPlanStream(
   let text = '';
   let usage = ZERO_USAGE;
   let decided: string | undefined;
-  // Loaded at the first streamed plan, not with `statecraft`: a chain never parses one.
-  const { default: StreamingParser } = await import('@streamparser/json/jsonparser.js');
-  let parser: JSONParser | undefined = new StreamingParser({
+  let parser: JSONParser | undefined = new (streamingParser())({
     paths: ['$.nextAction', '$.next_action'],
     keepStack: false,
   });

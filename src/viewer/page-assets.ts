@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { ownSourcePath } from '../package-root.js';
 
 // Everything the viewer page loads comes from this machine (SPEC X4: it works offline): its
 // own three files next to this module, and Mermaid's self-contained browser bundle from the
@@ -12,8 +13,11 @@ export interface PageAsset {
   readonly contentType: string;
 }
 
-/** Where the page's own files are: `page/` beside this module (the build copies it to dist). */
-const PAGE_DIR = new URL('./page/', import.meta.url);
+/**
+ * Where the page's own files are: src/viewer/page/, which the build copies to
+ * dist/src/viewer/page/ (found from the package root: built, this code sits in a shared chunk).
+ */
+const pageDir = (): URL => pathToFileURL(`${ownSourcePath('viewer/page')}/`);
 
 const PAGE_FILES = {
   '/': ['index.html', 'text/html; charset=utf-8'],
@@ -27,8 +31,9 @@ export const MERMAID_PATH = '/mermaid.min.js';
 /** The viewer's static files by URL path. */
 export async function loadPageAssets(): Promise<Map<string, PageAsset>> {
   const assets = new Map<string, PageAsset>();
+  const dir = pageDir();
   for (const [path, [file, contentType]] of Object.entries(PAGE_FILES)) {
-    const location = new URL(file, PAGE_DIR);
+    const location = new URL(file, dir);
     try {
       assets.set(path, { body: await readFile(location), contentType });
     } catch (error) {

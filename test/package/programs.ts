@@ -49,3 +49,48 @@ main().catch((error: unknown) => {
 `;
 
 export const EXPECTED_OUTPUT = 'succeeded: 5 in 2 model calls (number)\n';
+
+// A durable run on the file store, killed with SIGKILL in the middle of its second tool call
+// and resumed in the first process: the lazily loaded file store, found and loaded from the
+// installed package's chunks, in two processes. Plain JavaScript, run as it is.
+export const DURABLE_PROGRAM = `import { spawnSync } from 'node:child_process';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { createChain, defineTool, fileStore } from 'statecraft';
+import { ScriptedModel } from 'statecraft/testing';
+import { z } from 'zod';
+
+const [dir = mkdtempSync(\`\${tmpdir()}/statecraft-\`), role = 'main'] = process.argv.slice(2);
+const charge = defineTool({
+  name: 'charge',
+  description: 'Charges an order.',
+  input: z.object({ order: z.string() }),
+  execute: ({ order }, { idempotencyKey }) => {
+    if (role === 'doomed' && order === 'b') process.kill(process.pid, 'SIGKILL');
+    appendFileSync(\`\${dir}/charges.log\`, \`charged \${order}, key \${idempotencyKey}\\n\`);
+    return 'ok';
+  },
+});
+const model = new ScriptedModel(({ messages }) => {
+  const n = messages.toArray().filter((m) => m.role === 'assistant').length;
+  return n < 2
+    ? { toolCalls: [{ id: \`c\${n + 1}\`, name: 'charge', arguments: { order: 'ab'[n] } }] }
+    : { text: 'Both charged.' };
+});
+const chain = createChain({ model, tools: [charge] });
+const store = fileStore(\`\${dir}/runs\`);
+if (role === 'doomed') await chain.invoke('Charge orders a and b.', { runId: 'orders-1', store });
+else {
+  const first = spawnSync(process.execPath, [process.argv[1], dir, 'doomed'], { timeout: 60_000 });
+  console.log('first process:', first.signal);
+  const result = await chain.resume('orders-1', { store });
+  console.log(\`\${readFileSync(\`\${dir}/charges.log\`, 'utf8')}\${result.text}\`);
+  rmSync(dir, { recursive: true });
+}
+`;
+
+export const DURABLE_OUTPUT = `first process: SIGKILL
+charged a, key orders-1:c1
+charged b, key orders-1:c2
+Both charged.
+`;
