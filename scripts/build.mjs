@@ -63,7 +63,7 @@ const entryWrappers = {
   },
 };
 
-// esbuild is installed with the dev dependencies (today through tsx, which depends on it). A
+// esbuild is a dev dependency (pinned to the version tsx uses, so it is installed once). A
 // clear line instead of a stack if it is missing.
 let esbuild;
 try {
