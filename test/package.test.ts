@@ -55,6 +55,14 @@ afterAll(async () => {
   );
 });
 
+// A module resolve hook that appends every URL an import resolves to $LOAD_LOG, one a line.
+const LOAD_LOG_HOOK = `import { appendFileSync } from 'node:fs';
+export async function resolve(specifier, context, next) {
+  const resolved = await next(specifier, context);
+  appendFileSync(process.env.LOAD_LOG, resolved.url + '\\n');
+  return resolved;
+}`;
+
 const packedPath = (target: string) => target.replace(/^\.\//, '');
 
 /** The report of a command that had to fail (exec's error holds its output). */
@@ -248,15 +256,7 @@ describe('the built package', () => {
     const sdks = ['openai', '@anthropic-ai/sdk', '@google/genai', '@modelcontextprotocol/sdk'];
     // Not among `sdks` for the provider subpaths: @anthropic-ai/sdk loads it on its own.
     const withOtel = [...sdks, '@opentelemetry/api', '@restatedev/restate-sdk'];
-    await writeFile(
-      join(pkg, 'log-hooks.mjs'),
-      `import { appendFileSync } from 'node:fs';
-       export async function resolve(specifier, context, next) {
-         const resolved = await next(specifier, context);
-         appendFileSync(process.env.LOAD_LOG, resolved.url + '\\n');
-         return resolved;
-       }`,
-    );
+    await writeFile(join(pkg, 'log-hooks.mjs'), LOAD_LOG_HOOK);
     const register = `import { register } from 'node:module'; register('./log-hooks.mjs', import.meta.url);`;
     await writeFile(join(pkg, 'register.mjs'), register);
     const loaded = async (specifier: string, among = sdks) => {
@@ -297,15 +297,7 @@ describe('the built package', () => {
   it('loads the file store, the streaming plan parser and node:crypto only when first used', async () => {
     const pkg = packed.copy;
     const log = join(pkg, 'loaded-lazily.log');
-    await writeFile(
-      join(pkg, 'lazy-hooks.mjs'),
-      `import { appendFileSync } from 'node:fs';
-       export async function resolve(specifier, context, next) {
-         const resolved = await next(specifier, context);
-         appendFileSync(process.env.LOAD_LOG, resolved.url + '\\n');
-         return resolved;
-       }`,
-    );
+    await writeFile(join(pkg, 'lazy-hooks.mjs'), LOAD_LOG_HOOK);
     const script = `
       import { createRequire, register } from 'node:module';
       import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
