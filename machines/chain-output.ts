@@ -2,8 +2,8 @@ import { reduceTurnContext } from '../src/compile/reduce-turn-context.js';
 import { pendingToolCalls } from '../src/compile/tool-linkage.js';
 import { costOf } from '../src/cost.js';
 import type { Transcript } from '../src/transcript.js';
-import type { ChainContext, ChainFailure, ChainOutput, ChainRunData } from './chain.js';
 import { cutShortStep, isInToolStep } from './chain-steps.js';
+import type { ChainContext, ChainFailure, ChainOutput, ChainRunData } from './chain-types.js';
 import { callsLeftByFailure, intermediateSteps } from './early-stopping.js';
 
 // What a finished chain run reports, from its context: the machine's output, and the output

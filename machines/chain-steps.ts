@@ -3,7 +3,7 @@ import { pendingToolCalls } from '../src/compile/tool-linkage.js';
 import type { ToolResult } from '../src/messages.js';
 import { type ModelResponse, responseText } from '../src/model/language-model.js';
 import type { Transcript } from '../src/transcript.js';
-import type { ChainContext, ChainStep } from './chain.js';
+import type { ChainContext, ChainStep } from './chain-types.js';
 
 // A chain's tool step as the machine records it (SPEC Q8). Each call's result reaches the
 // machine as the call finishes (`executeTools.result`), and the step's results all together

@@ -1,5 +1,4 @@
 import type { AnyMachineSnapshot, AnyStateMachine, AnyTransitionDefinition } from 'xstate';
-import type { PathReplay } from './replay.js';
 import { activeStateNodes, stateNodePaths } from './state-nodes.js';
 import { allTransitionNames, transitionName } from './transition-names.js';
 
@@ -61,10 +60,16 @@ export function stepsCoverage(machine: AnyStateMachine, steps: Iterable<StepReco
   return coverageOf(machine, states, transitions);
 }
 
+/** What a replay visited (a `PathReplay` is one): its state nodes and transitions, by name. */
+export interface ReplayVisits {
+  readonly stateNodes: ReadonlySet<string>;
+  readonly transitions: ReadonlySet<string>;
+}
+
 /** Coverage of what real actors did in some replays. */
 export function replaysCoverage(
   machine: AnyStateMachine,
-  replays: Iterable<Pick<PathReplay<unknown>, 'stateNodes' | 'transitions'>>,
+  replays: Iterable<ReplayVisits>,
 ): Coverage {
   const states = new Set<string>();
   const transitions = new Set<string>();

@@ -1,7 +1,7 @@
 import type { AnyStateMachine } from 'xstate';
 import type { ToolCall, ToolResult } from '../messages.js';
 import type { ModelRequest, ModelResponse } from '../model/language-model.js';
-import type { RunInfo } from '../runnable/run-config.js';
+import type { RunInfo } from '../runnable/run-info.js';
 import type { ApprovalDecision, ApprovalRequest } from '../tools/approval.js';
 import type { Usage } from '../usage.js';
 

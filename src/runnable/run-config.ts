@@ -1,5 +1,6 @@
 import type { InspectionEvent, Observer } from 'xstate';
 import type { RunObserver } from '../observe/run-observer.js';
+import type { RunInfo } from './run-info.js';
 
 // What travels with a run through every Runnable (SPEC R1–R3): the caller's signal and
 // callbacks, the id of the run that started this one (so nested runs form a tree), and the
@@ -7,27 +8,7 @@ import type { RunObserver } from '../observe/run-observer.js';
 // AsyncLocalStorage: a function step receives it as its second argument and hands it on, and
 // what reaches a run is visible at the call site.
 
-/** What kind of work a run is: every Runnable reports one. */
-export type RunKind =
-  | 'chain'
-  | 'tool-loop'
-  | 'model'
-  | 'function'
-  | 'sequence'
-  | 'parallel'
-  | 'retry'
-  | 'fallbacks'
-  | 'memory'
-  | 'tool';
-
-/** One run in the tree of runs: given to every callback and stream event. */
-export interface RunInfo {
-  readonly runId: string;
-  /** The run that started this one; undefined for the run the caller started. */
-  readonly parentRunId: string | undefined;
-  readonly name: string;
-  readonly kind: RunKind;
-}
+export type { RunInfo, RunKind } from './run-info.js';
 
 /**
  * Called around every run. Awaited: `onError` has finished before the error reaches the
