@@ -11,7 +11,7 @@ import {
   TokenLimitError,
 } from '../errors.js';
 import { ToolCollisionError } from '../tools/tool-collision.js';
-import type { ChainPartialResult, ChainResult } from './create-chain.js';
+import type { ChainPartialResult, ChainResult } from './chain-run-types.js';
 import { type RunRecorder, withDetails } from './run-details.js';
 import { modelCallError } from './run-errors.js';
 import { type CrashedRun, machineFailed } from './run-kind.js';

@@ -2,7 +2,7 @@ import type { ChainApprovals } from '../../machines/chain.js';
 import type { StreamPart } from '../model/language-model.js';
 import { approvalStreamEvents } from './approval-stream-events.js';
 import type { ChainSnapshot, PartListener } from './chain-run-resources.js';
-import type { ChainStreamEvent } from './create-chain.js';
+import type { ChainStreamEvent } from './chain-run-types.js';
 import type { EventQueue } from './event-queue.js';
 
 /**

@@ -1,8 +1,6 @@
-import type { InspectionEvent, Observer, PromiseActorLogic } from 'xstate';
+import type { PromiseActorLogic } from 'xstate';
 import { LocalToolRegistry } from '../../adapters/tools/local-registry.js';
 import {
-  type PlannedRound,
-  type StopReason,
   type ToolLoopConfig,
   type ToolLoopEffectRequest,
   type ToolLoopInput,
@@ -10,23 +8,15 @@ import {
   toolLoopMachine,
 } from '../../machines/tool-loop.js';
 import type { JournalStore } from '../durable/stores/journal-store.js';
-import { ConfigError, InputError, type PartialResult } from '../errors.js';
-import type { RunObserver } from '../observe/run-observer.js';
-import type { EveryKeyListed } from '../options/option-keys.js';
+import { ConfigError, InputError } from '../errors.js';
 import { OptionProblems } from '../options/option-problems.js';
 import type { BatchResult } from '../runnable/batch.js';
 import type { Plan } from '../tool-loop/plan.js';
 import { planResponseFormat } from '../tool-loop/planner-context.js';
-import type { ToolExecutionRecord } from '../tool-loop/records.js';
-import type { ApprovalRunOptions } from '../tools/approval.js';
-import type { ToolCallHooks } from '../tools/tool-hooks.js';
-import type { Usage } from '../usage.js';
-import type { ApprovalStreamEvent } from './approval-stream-events.js';
-import type { DurableActorInput, DurableRunOptions } from './durable-run.js';
-import type { RunDetails } from './run-details.js';
+import type { DurableActorInput } from './durable-run.js';
 import { RunHost } from './run-host.js';
 import type { RunTypes } from './run-kind.js';
-import { checkRunOptions, type RUN_OPTION_KEYS } from './run-options.js';
+import { checkRunOptions } from './run-options.js';
 import { toolLoopEffects } from './tool-loop-effects.js';
 import { type ToolLoopOptions, toolLoopConfig } from './tool-loop-options.js';
 import {
@@ -46,84 +36,20 @@ import {
 } from './tool-loop-run-resources.js';
 import { toolLoopStreamEvents } from './tool-loop-stream-events.js';
 
-export interface ToolLoopRunInput {
-  readonly userInput: string;
-  /** A requirement the planner and the final response should meet (SPEC T3). */
-  readonly extraRequirement?: string;
-}
+export type {
+  ToolLoopPartialResult,
+  ToolLoopResult,
+  ToolLoopRunInput,
+  ToolLoopRunOptions,
+  ToolLoopStreamEvent,
+} from './tool-loop-run-types.js';
 
-export interface ToolLoopRunOptions extends DurableRunOptions, ToolCallHooks, ApprovalRunOptions {
-  /** Aborting ends the run with an AbortError; the planner, every running tool and the responder see it. */
-  readonly signal?: AbortSignal;
-  /** XState's inspection hook, besides the inspectors `inspectRuns` registered. */
-  readonly inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
-  /** Told of this run as it happens (SPEC X4), besides the observers `observeRuns` registered. */
-  readonly observers?: RunObserver | readonly RunObserver[];
-  /** The run that started this one, for observers' tree of runs (a Runnable's RunConfig has it). */
-  readonly parentRunId?: string;
-}
-
-// tsc fails here, naming the option, when ToolLoopRunOptions gains one that runs do not check.
-const _everyRunOptionChecked: EveryKeyListed<ToolLoopRunOptions, typeof RUN_OPTION_KEYS> = true;
-
-export interface ToolLoopResult {
-  readonly status: 'done';
-  /** The final response's text; undefined when the loop makes none (`respond: false`). */
-  readonly answer: string | undefined;
-  /** The final response's result: a chain responder's validated result, else the text. */
-  readonly result: unknown;
-  readonly stopReason: StopReason;
-  /** Rounds executed. */
-  readonly rounds: number;
-  /** Every round's normalized plan, the last one (which stopped the loop) included. */
-  readonly plans: readonly PlannedRound[];
-  /** Keyed by purpose (SPEC T8); {} when no tool ran. */
-  readonly actionResults: Readonly<Record<string, unknown>>;
-  /** The quote-your-sources instruction the response saw; undefined when no tool ran. */
-  readonly extraInstruction: string | undefined;
-  /** Every execution record, in round and command order. */
-  readonly toolLogs: readonly ToolExecutionRecord[];
-  /** Tokens spent by the planner and the final response. */
-  readonly usage: Usage;
-  /** Every model call (compiled request, response, usage, latency) and tool call of the run (SPEC A5). */
-  details(): RunDetails;
-}
-
-export type ToolLoopStreamEvent =
-  | { readonly type: 'state'; readonly state: string }
-  | { readonly type: 'round-started'; readonly roundIndex: number }
-  | {
-      readonly type: 'commands-planned';
-      readonly roundIndex: number;
-      readonly plan: Plan;
-      readonly shortCircuited: boolean;
-    }
-  | {
-      readonly type: 'record';
-      readonly roundIndex: number;
-      /** The command's position in its round. */
-      readonly index: number;
-      readonly record: ToolExecutionRecord;
-    }
-  | { readonly type: 'text-delta'; readonly delta: string }
-  /** A command waits for a decision (SPEC H2); `approval-decided` follows when it is taken. */
-  | ApprovalStreamEvent
-  | {
-      readonly type: 'final';
-      readonly output: ToolLoopOutput;
-      readonly details: RunDetails;
-      /** What `invoke` resolves with; undefined when the run failed (the stream then throws). */
-      readonly result: ToolLoopResult | undefined;
-    };
-
-/** A failed loop keeps what it did: the records so far, usage, and the machine's output. */
-export interface ToolLoopPartialResult extends PartialResult {
-  readonly toolLogs: readonly ToolExecutionRecord[];
-  /** The machine's output; absent only when the machine itself crashed. */
-  readonly output?: ToolLoopOutput;
-  /** Every model call and tool call made before the failure (SPEC A5), as on a result. */
-  details(): RunDetails;
-}
+import type {
+  ToolLoopResult,
+  ToolLoopRunInput,
+  ToolLoopRunOptions,
+  ToolLoopStreamEvent,
+} from './tool-loop-run-types.js';
 
 export interface ToolLoop {
   /** The machine with this loop's actors provided: invoke it from your own machines. */

@@ -13,10 +13,10 @@ import {
   TimeoutError,
 } from '../errors.js';
 import { ZERO_USAGE } from '../usage.js';
-import type { ToolLoopPartialResult, ToolLoopResult } from './create-tool-loop.js';
 import { type RunRecorder, withDetails } from './run-details.js';
 import { modelCallError, reasonText } from './run-errors.js';
 import { type CrashedRun, machineFailed } from './run-kind.js';
+import type { ToolLoopPartialResult, ToolLoopResult } from './tool-loop-run-types.js';
 
 type FailedLoopOutput = Extract<ToolLoopOutput, { status: 'failed' }>;
 

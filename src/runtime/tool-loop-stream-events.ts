@@ -1,8 +1,8 @@
 import type { ToolLoopApprovals } from '../../machines/tool-loop.js';
 import { approvalStreamEvents } from './approval-stream-events.js';
-import type { ToolLoopStreamEvent } from './create-tool-loop.js';
 import type { EventQueue } from './event-queue.js';
 import type { DeltaListener, ToolLoopSnapshot } from './tool-loop-run-resources.js';
+import type { ToolLoopStreamEvent } from './tool-loop-run-types.js';
 
 /**
  * What a loop's stream() yields as the run goes, derived from the difference between one
