@@ -43,15 +43,20 @@ export interface ReleaseLine {
   readonly n: number;
 }
 
+/** The holder fields a claim and a claim line share: which process, on which host, which claim. */
+function namesItsHolder(value: { pid?: unknown; host?: unknown; id?: unknown }): boolean {
+  return (
+    typeof value.pid === 'number' && typeof value.host === 'string' && typeof value.id === 'string'
+  );
+}
+
 export function isClaim(value: unknown): value is Claim {
   const claim = value as Partial<Claim> | null;
   return (
     typeof claim === 'object' &&
     claim !== null &&
     Number.isInteger(claim.n) &&
-    typeof claim.pid === 'number' &&
-    typeof claim.host === 'string' &&
-    typeof claim.id === 'string'
+    namesItsHolder(claim)
   );
 }
 
@@ -62,9 +67,7 @@ export function isClaimLine(value: unknown): value is ClaimLine {
     line !== null &&
     line.type === '$claim' &&
     Number.isInteger(line.over) &&
-    typeof line.pid === 'number' &&
-    typeof line.host === 'string' &&
-    typeof line.id === 'string'
+    namesItsHolder(line)
   );
 }
 
