@@ -1,7 +1,11 @@
-import type { ApprovalDecision, ApprovalRequest } from '../src/tools/approval.js';
-import { NO_DECISION_IN_TIME } from '../src/tools/approval.js';
-import { cappedReason } from '../src/tools/approval-reason.js';
-import { checkShape, DECISION_EVENT_SHAPES, shapeProblems } from '../src/tools/decision-shape.js';
+import type { ApprovalDecision, ApprovalRequest } from '../src/approvals/approval.js';
+import { NO_DECISION_IN_TIME } from '../src/approvals/approval.js';
+import {
+  checkShape,
+  DECISION_EVENT_SHAPES,
+  shapeProblems,
+} from '../src/approvals/decision-shape.js';
+import { cappedReason } from '../src/approvals/reason.js';
 
 // SPEC H2 as both machines keep it (chain.ts, tool-loop.ts): the calls of the step in
 // progress that wait for a decision, and every decision of the run; the events that change

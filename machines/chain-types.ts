@@ -2,13 +2,14 @@
 // the events that answer them, and its output. Their own module, so the machine's helpers
 // (chain-output.ts, chain-steps.ts) read them without importing the machine, and chain.ts
 // opens on its policy.
+
+import type { ApprovalDecision, ApprovalTimeoutPolicy } from '../src/approvals/approval.js';
 import type { PromptContract } from '../src/compile/convert-to-llm-request.js';
 import type { SelfRefSnapshot } from '../src/compile/experiences.js';
 import type { ContextMutation } from '../src/compile/mutations.js';
 import type { ModelPrice } from '../src/cost.js';
 import type { Message, ToolCall, ToolResult } from '../src/messages.js';
 import type { FinishReason, ModelResponse } from '../src/model/language-model.js';
-import type { ApprovalDecision, ApprovalTimeoutPolicy } from '../src/tools/approval.js';
 import type { Transcript } from '../src/transcript.js';
 import type { Usage } from '../src/usage.js';
 import type { ApprovalEvent, Approvals } from './approvals.js';

@@ -9,13 +9,13 @@ import {
   setup,
   stateIn,
 } from 'xstate';
+import type { ApprovalDecision } from '../src/approvals/approval.js';
 import { compileTurn } from '../src/compile/compile-turn.js';
 import { type ContextMutation, mutate } from '../src/compile/mutations.js';
 import { pendingToolCalls } from '../src/compile/tool-linkage.js';
 import { ConfigError, InputError } from '../src/errors.js';
 import type { ToolResult } from '../src/messages.js';
 import { responseText, responseToolCalls } from '../src/model/language-model.js';
-import type { ApprovalDecision } from '../src/tools/approval.js';
 import { Transcript } from '../src/transcript.js';
 import { addUsage, type Usage, ZERO_USAGE } from '../src/usage.js';
 import {
@@ -96,7 +96,7 @@ import type {
 // validating → succeeded, or failed. Pure: the machine does no IO. Its three effects —
 // `callModel`, `executeTools`, `validateResult` — are requests it sends to one long-lived
 // actor, `effects`, invoked for the whole run and supplied by the runtime
-// (src/runtime/create-chain.ts) with `machine.provide()`, or by tests. The effect answers
+// (src/chain/create-chain.ts) with `machine.provide()`, or by tests. The effect answers
 // with `<effect>.done` / `<effect>.error` events (and `executeTools.result` for each call of a
 // tool step as it finishes, so that a step cut short keeps what ran: chain-steps.ts); a
 // `cancel` request (the time limit) makes the host abort what is in flight and drop its

@@ -1,11 +1,11 @@
 import { and, assign, fromCallback, not, sendTo, setup } from 'xstate';
+import type { ApprovalDecision, ApprovalTimeoutPolicy } from '../src/approvals/approval.js';
 import { isRecord } from '../src/is-record.js';
 import type { ToolSpec } from '../src/model/language-model.js';
-import { type Convergence, converge } from '../src/tool-loop/converge.js';
-import { normalizePlan, type Plan, type ToolCommand } from '../src/tool-loop/plan.js';
-import type { PlannerContext } from '../src/tool-loop/planner-context.js';
-import type { ToolExecutionRecord } from '../src/tool-loop/records.js';
-import type { ApprovalDecision, ApprovalTimeoutPolicy } from '../src/tools/approval.js';
+import { type Convergence, converge } from '../src/plan/converge.js';
+import { normalizePlan, type Plan, type ToolCommand } from '../src/plan/plan.js';
+import type { PlannerContext } from '../src/plan/planner-context.js';
+import type { ToolExecutionRecord } from '../src/plan/records.js';
 import { addUsage, type Usage, ZERO_USAGE } from '../src/usage.js';
 import {
   type ApprovalEvent,
@@ -26,7 +26,7 @@ import {
 // then the records converge into action results (T8) and an optional final response uses
 // them. Pure: the machine does no IO. Its three effects — `plan`, `execute`, `respond` — are
 // requests it sends to one long-lived actor, `effects`, invoked once on the root for the whole
-// run and supplied by the runtime (src/runtime/create-tool-loop.ts) with `machine.provide()`,
+// run and supplied by the runtime (src/tool-loop/create-tool-loop.ts) with `machine.provide()`,
 // or by tests. The host answers with `<effect>.done` / `<effect>.error` events (and
 // `execute.record` for each command as it finishes); the timeout and ABORT send `cancel`,
 // which aborts what is in flight and drops its late answers. As in the chain: no child actor

@@ -1,6 +1,7 @@
 // `statecraft/compile`: the compile pipeline that turns a transcript and a turn's mutations
 // into the next model request. Every machine calls it before every model call.
 
+export { DEFAULT_TOOL_RESPONSE_INSTRUCTIONS } from './chain/options.js';
 export {
   type CompiledTurn,
   type CompileTurnInput,
@@ -45,4 +46,3 @@ export {
 } from './compile/system-prompt.js';
 export { type PendingCalls, pendingToolCalls } from './compile/tool-linkage.js';
 export { assistantRequestText, truncationMarker } from './compile/truncation-marker.js';
-export { DEFAULT_TOOL_RESPONSE_INSTRUCTIONS } from './runtime/chain-options.js';

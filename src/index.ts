@@ -22,6 +22,27 @@ export type {
   ToolLoopInput,
   ToolLoopOutput,
 } from '../machines/tool-loop.js';
+export {
+  type ApprovalAnswer,
+  type ApprovalContext,
+  type ApprovalDecision,
+  ApprovalPendingError,
+  type ApprovalRequest,
+  type ApprovalRunOptions,
+  type ApprovalTimeoutPolicy,
+  type ApproveCallback,
+  type NeedsApproval,
+} from './approvals/approval.js';
+export {
+  type Chain,
+  type ChainPartialResult,
+  type ChainResult,
+  type ChainRunInput,
+  type ChainRunOptions,
+  type ChainStreamEvent,
+  createChain,
+} from './chain/create-chain.js';
+export type { ChainOptions, ValidateResult } from './chain/options.js';
 export { costOf, type ModelPrice, type ModelPrices } from './cost.js';
 export {
   type Approvals,
@@ -54,6 +75,22 @@ export {
   TokenLimitError,
   TranscriptError,
 } from './errors.js';
+export type { DurableActorInput, DurableRunOptions } from './host/durable-run.js';
+export {
+  type ApprovedCall,
+  formatRunDetails,
+  type ModelCallDetail,
+  type RunDetails,
+  type ToolCallDetail,
+} from './host/run-details.js';
+// How an app's machine reads a run it invoked (chain.machine, loop.machine, durable()).
+export {
+  type FailedRunOutput,
+  isFailedRun,
+  type RunFailure,
+  type RunOutput,
+  runFailure,
+} from './host/run-failure.js';
 export {
   type AssistantMessage,
   assistantMessage,
@@ -83,6 +120,9 @@ export type {
   ObservedToolCall,
   RunObserver,
 } from './observe/run-observer.js';
+export type { Plan } from './plan/plan.js';
+export type { PlannerContext } from './plan/planner-context.js';
+export type { ToolExecutionRecord } from './plan/records.js';
 export type { BatchOptions, BatchResult } from './runnable/batch.js';
 export { fromChain } from './runnable/from-chain.js';
 export { fromFunction } from './runnable/from-function.js';
@@ -118,16 +158,7 @@ export {
 export { pipe, sequence } from './runnable/sequence.js';
 export { runnable } from './runnable/to-runnable.js';
 export type { CommonInput, InputOf, OutputOf } from './runnable/types.js';
-export type { ChainOptions, ValidateResult } from './runtime/chain-options.js';
-export {
-  type Chain,
-  type ChainPartialResult,
-  type ChainResult,
-  type ChainRunInput,
-  type ChainRunOptions,
-  type ChainStreamEvent,
-  createChain,
-} from './runtime/create-chain.js';
+export type { OutputSchema, StandardSchema } from './structured/output-schema.js';
 export {
   createToolLoop,
   type ToolLoop,
@@ -136,39 +167,8 @@ export {
   type ToolLoopRunInput,
   type ToolLoopRunOptions,
   type ToolLoopStreamEvent,
-} from './runtime/create-tool-loop.js';
-export type { DurableActorInput, DurableRunOptions } from './runtime/durable-run.js';
-export {
-  type ApprovedCall,
-  formatRunDetails,
-  type ModelCallDetail,
-  type RunDetails,
-  type ToolCallDetail,
-} from './runtime/run-details.js';
-// How an app's machine reads a run it invoked (chain.machine, loop.machine, durable()).
-export {
-  type FailedRunOutput,
-  isFailedRun,
-  type RunFailure,
-  type RunOutput,
-  runFailure,
-} from './runtime/run-failure.js';
-export type { Planner, Responder, ToolLoopOptions } from './runtime/tool-loop-options.js';
-export type { OutputSchema, StandardSchema } from './structured/output-schema.js';
-export type { Plan } from './tool-loop/plan.js';
-export type { PlannerContext } from './tool-loop/planner-context.js';
-export type { ToolExecutionRecord } from './tool-loop/records.js';
-export {
-  type ApprovalAnswer,
-  type ApprovalContext,
-  type ApprovalDecision,
-  ApprovalPendingError,
-  type ApprovalRequest,
-  type ApprovalRunOptions,
-  type ApprovalTimeoutPolicy,
-  type ApproveCallback,
-  type NeedsApproval,
-} from './tools/approval.js';
+} from './tool-loop/create-tool-loop.js';
+export type { Planner, Responder, ToolLoopOptions } from './tool-loop/options.js';
 export {
   type AnyTool,
   defineTool,
@@ -179,13 +179,6 @@ export {
   type ToolInputSchema,
 } from './tools/define-tool.js';
 export {
-  type InvalidToolCall,
-  InvalidToolCallError,
-  type InvalidToolCallPolicy,
-} from './tools/invalid-tool-call.js';
-export type { RemoteToolExecutor } from './tools/remote-executor.js';
-export { ToolCollisionError } from './tools/tool-collision.js';
-export {
   type AfterToolCall,
   type BeforeToolCall,
   type BeforeToolCallDecision,
@@ -193,6 +186,13 @@ export {
   type ToolCallHooks,
   type ToolHookContext,
   ToolHookError,
-} from './tools/tool-hooks.js';
+} from './tools/hooks.js';
+export {
+  type InvalidToolCall,
+  InvalidToolCallError,
+  type InvalidToolCallPolicy,
+} from './tools/invalid-tool-call.js';
+export { ToolCollisionError } from './tools/name-collision.js';
+export type { RemoteToolExecutor } from './tools/remote-executor.js';
 export { Transcript } from './transcript.js';
 export type { Usage } from './usage.js';

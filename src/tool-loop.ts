@@ -6,14 +6,14 @@ export {
   converge,
   QUOTE_SOURCES_INSTRUCTION,
   toActionResults,
-} from './tool-loop/converge.js';
-export { type NextAction, normalizePlan, type Plan, type ToolCommand } from './tool-loop/plan.js';
+} from './plan/converge.js';
+export { type NextAction, normalizePlan, type Plan, type ToolCommand } from './plan/plan.js';
 export {
   type PlannerContext,
   plannerMessages,
   planResponseFormat,
-} from './tool-loop/planner-context.js';
-export type { ToolExecutionRecord } from './tool-loop/records.js';
+} from './plan/planner-context.js';
+export type { ToolExecutionRecord } from './plan/records.js';
 // The same shapes as zod schemas: what a planner may answer, the plan the loop runs, the
 // records and context a planner receives.
 export {
@@ -23,4 +23,4 @@ export {
   toolCommandSchema,
   toolExecutionRecordSchema,
   toolSpecSchema,
-} from './tool-loop/schemas.js';
+} from './plan/schemas.js';

@@ -5,7 +5,7 @@ export {
   LocalToolRegistry,
   type RunToolOptions,
   runTool,
-} from '../adapters/tools/local-registry.js';
-export { STOP_STREAM_TOOL } from './runtime/run-tools.js';
+} from './tools/local-registry.js';
 export type { RemoteToolExecutor } from './tools/remote-executor.js';
+export { STOP_STREAM_TOOL } from './tools/run-tools.js';
 export { jsonSafeOutput } from './tools/safe-output.js';

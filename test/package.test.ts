@@ -116,7 +116,7 @@ describe('the packed package', () => {
     ).toEqual([]);
     expect([...entryFiles].filter((file) => !js.includes(file))).toEqual([]);
     expect(js.some((file) => file.startsWith('dist/src/chunks/'))).toBe(true);
-    for (const dts of ['dist/machines/chain.d.ts', 'dist/src/runtime/create-chain.d.ts']) {
+    for (const dts of ['dist/machines/chain.d.ts', 'dist/src/chain/create-chain.d.ts']) {
       expect(files, dts).toContain(dts);
     }
   });

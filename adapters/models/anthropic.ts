@@ -14,12 +14,8 @@ import {
   type StreamPart,
 } from '../../src/model/language-model.js';
 import { readJsonBody, watchEvents } from '../../src/model/watched-io.js';
-import { OptionProblems } from '../../src/options/option-problems.js';
-import {
-  integerAtLeast,
-  optionalDelay,
-  optionalPositive,
-} from '../../src/runtime/option-checks.js';
+import { integerAtLeast, optionalDelay, optionalPositive } from '../../src/options/checks.js';
+import { OptionProblems } from '../../src/options/problems.js';
 import { anthropicModelError } from './anthropic/errors.js';
 import {
   type AnthropicParams,

@@ -11,7 +11,7 @@ import {
   type StreamPart,
 } from '../../src/model/language-model.js';
 import { readJsonBody, watchEvents } from '../../src/model/watched-io.js';
-import { OptionProblems } from '../../src/options/option-problems.js';
+import { OptionProblems } from '../../src/options/problems.js';
 import { chatRequestParams, type MaxTokensField } from './openai/chat-request.js';
 import { chatResponse } from './openai/chat-response.js';
 import { ChatStreamMapper } from './openai/chat-stream.js';

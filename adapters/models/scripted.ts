@@ -16,7 +16,7 @@ import {
   type StreamPart,
   UNIFIED_FINISH_REASONS,
 } from '../../src/model/language-model.js';
-import { OptionProblems } from '../../src/options/option-problems.js';
+import { OptionProblems } from '../../src/options/problems.js';
 import { usage as makeUsage, type Usage } from '../../src/usage.js';
 
 export interface ScriptedToolCall {

@@ -1,10 +1,10 @@
+import type { ApprovalDecision, ApprovalRequest } from '../approvals/approval.js';
+import { checkId, checkShape, DECISION_SHAPE } from '../approvals/decision-shape.js';
+import { cappedReason, DEFAULT_MAX_REASON_LENGTH } from '../approvals/reason.js';
 import { StatecraftError } from '../errors.js';
-import type { EveryKeyListed } from '../options/option-keys.js';
-import { OptionProblems } from '../options/option-problems.js';
-import { integerAtLeast } from '../runtime/option-checks.js';
-import type { ApprovalDecision, ApprovalRequest } from '../tools/approval.js';
-import { cappedReason, DEFAULT_MAX_REASON_LENGTH } from '../tools/approval-reason.js';
-import { checkId, checkShape, DECISION_SHAPE } from '../tools/decision-shape.js';
+import { integerAtLeast } from '../options/checks.js';
+import type { EveryKeyListed } from '../options/keys.js';
+import { OptionProblems } from '../options/problems.js';
 import { bounded, DEFAULT_STORE_TIMEOUT_MS } from './bounded.js';
 import { decode } from './codec.js';
 import { isStartEntry, type JournalEntry, type RunKind } from './journal-entry.js';

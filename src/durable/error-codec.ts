@@ -13,9 +13,9 @@ import {
   TokenLimitError,
   TranscriptError,
 } from '../errors.js';
+import { ToolHookError } from '../tools/hooks.js';
 import { InvalidToolCallError } from '../tools/invalid-tool-call.js';
-import { ToolCollisionError } from '../tools/tool-collision.js';
-import { ToolHookError } from '../tools/tool-hooks.js';
+import { ToolCollisionError } from '../tools/name-collision.js';
 import { JournalCodecError } from './codec-error.js';
 import { JournalError, type JournalErrorReason } from './journal-error.js';
 import { type JournalChange, JournalMismatchError } from './journal-mismatch.js';

@@ -1,5 +1,5 @@
+import type { ApprovalDecision, ApprovalRequest } from '../approvals/approval.js';
 import { AbortError } from '../errors.js';
-import type { ApprovalDecision, ApprovalRequest } from '../tools/approval.js';
 import type { JsonValue } from '../viz/to-json.js';
 import { decode, encode } from './codec.js';
 import {

@@ -1,8 +1,8 @@
 import type { AnyStateMachine } from 'xstate';
+import type { ApprovalDecision, ApprovalRequest } from '../approvals/approval.js';
 import type { ToolCall, ToolResult } from '../messages.js';
 import type { ModelRequest, ModelResponse } from '../model/language-model.js';
 import type { RunInfo } from '../runnable/run-info.js';
-import type { ApprovalDecision, ApprovalRequest } from '../tools/approval.js';
 import type { Usage } from '../usage.js';
 
 // One way to watch runs from outside (SPEC X4, A5, D1): OpenTelemetry spans, the local run

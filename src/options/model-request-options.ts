@@ -1,6 +1,6 @@
 import type { ResponseFormat } from '../model/language-model.js';
-import type { EveryKeyListed } from './option-keys.js';
-import type { OptionProblems } from './option-problems.js';
+import type { EveryKeyListed } from './keys.js';
+import type { OptionProblems } from './problems.js';
 
 // Checks of the settings a factory sends with every model call (a chain's `modelSettings`
 // and `responseFormat`). Checked when the factory is built, so a typo such as

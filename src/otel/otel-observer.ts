@@ -9,6 +9,7 @@ import {
   trace,
 } from '@opentelemetry/api';
 import { ConfigError } from '../errors.js';
+import { isAsyncIterable } from '../host/async-iterable.js';
 import type { ModelRequest, ModelResponse } from '../model/language-model.js';
 import type {
   ObservedModelCall,
@@ -16,9 +17,8 @@ import type {
   ObservedToolCall,
   RunObserver,
 } from '../observe/run-observer.js';
-import type { EveryKeyListed } from '../options/option-keys.js';
-import { OptionProblems } from '../options/option-problems.js';
-import { isAsyncIterable } from '../runtime/async-iterable.js';
+import type { EveryKeyListed } from '../options/keys.js';
+import { OptionProblems } from '../options/problems.js';
 import type { Usage } from '../usage.js';
 import { ATTR, errorMessage, errorType, finishReason, providerName } from './gen-ai-attributes.js';
 import {

@@ -1,5 +1,5 @@
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
-import type { OptionProblems } from '../options/option-problems.js';
+import type { OptionProblems } from '../options/problems.js';
 
 // Q9: what protects a deployment's handlers on Restate's ingress. Restate OSS checks no
 // credential there, so the handlers do: every request a client or worker sends carries an

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import type { OptionProblems } from '../options/option-problems.js';
+import type { OptionProblems } from '../options/problems.js';
 import { checkMs, checkPort, optionProblems } from './option-checks.js';
 import { RestateRequestError } from './request-error.js';
 

@@ -1,4 +1,4 @@
-import { OptionProblems } from '../options/option-problems.js';
+import { OptionProblems } from '../options/problems.js';
 import { SIGNATURE_HEADER } from './credential.js';
 
 // The checks statecraft/restate's functions share (SPEC Q4: every bad option named at once,

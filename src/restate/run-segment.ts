@@ -1,9 +1,9 @@
+import { ApprovalPendingError } from '../approvals/approval.js';
 import { journaledWaits } from '../durable/approvals.js';
 import { decode } from '../durable/codec.js';
 import { JournalError, type JournalErrorReason } from '../durable/journal-error.js';
 import { isApprovalEntry } from '../durable/run-entries.js';
 import type { JournalStore } from '../durable/stores/journal-store.js';
-import { ApprovalPendingError } from '../tools/approval.js';
 import type { JsonValue } from '../viz/to-json.js';
 import { approvalPromiseName } from './journal-object.js';
 import { RestateRequestError } from './request-error.js';

@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import pLimit from 'p-limit';
 import { linkedController } from '../linked-controller.js';
-import { optionalPositive } from '../runtime/option-checks.js';
+import { optionalPositive } from '../options/checks.js';
 import type { RunConfig } from './run-config.js';
 
 export interface BatchOptions extends RunConfig {

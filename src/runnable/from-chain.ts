@@ -1,12 +1,7 @@
+import type { Chain, ChainResult, ChainRunInput, ChainStreamEvent } from '../chain/create-chain.js';
 import { userMessage } from '../messages.js';
 import { OBSERVED_AS, REPORTS_ITSELF } from '../observe/observe-agent-run.js';
 import { type InheritsObservers, RUN_OBSERVERS } from '../observe/registry.js';
-import type {
-  Chain,
-  ChainResult,
-  ChainRunInput,
-  ChainStreamEvent,
-} from '../runtime/create-chain.js';
 import type { IntermediateResultsRef } from './run-config.js';
 import type { RunEventBody } from './run-events.js';
 import { createRunnable, type Runnable } from './runnable.js';

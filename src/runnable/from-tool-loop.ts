@@ -6,7 +6,7 @@ import type {
   ToolLoopResult,
   ToolLoopRunInput,
   ToolLoopStreamEvent,
-} from '../runtime/create-tool-loop.js';
+} from '../tool-loop/create-tool-loop.js';
 import type { RunContext } from './runnable.js';
 import { createRunnable, type Runnable } from './runnable.js';
 import { observedSession } from './trace-run.js';

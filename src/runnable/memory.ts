@@ -1,8 +1,8 @@
+import type { ChainRunInput } from '../chain/create-chain.js';
 import { ConfigError } from '../errors.js';
 import { assistantMessage, type Message, userMessage } from '../messages.js';
-import type { EveryKeyListed } from '../options/option-keys.js';
-import { OptionProblems } from '../options/option-problems.js';
-import type { ChainRunInput } from '../runtime/create-chain.js';
+import type { EveryKeyListed } from '../options/keys.js';
+import { OptionProblems } from '../options/problems.js';
 import { createRunnable, type Runnable, type RunnableLike } from './runnable.js';
 import { runnable } from './to-runnable.js';
 

@@ -1,7 +1,7 @@
 import { ConfigError, InputError } from '../errors.js';
-import type { EveryKeyListed } from '../options/option-keys.js';
-import { OptionProblems } from '../options/option-problems.js';
-import { integerAtLeast } from '../runtime/option-checks.js';
+import { integerAtLeast } from '../options/checks.js';
+import type { EveryKeyListed } from '../options/keys.js';
+import { OptionProblems } from '../options/problems.js';
 import { isolatedAttempt } from './attempt.js';
 import {
   createRunnable,

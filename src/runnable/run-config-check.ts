@@ -1,9 +1,9 @@
+import { isAbortSignal, RUN_OPTION_KEYS } from '../host/run-options.js';
 import { checkInspector } from '../observe/inspect-runs.js';
 import { observersFor } from '../observe/registry.js';
-import type { EveryKeyListed } from '../options/option-keys.js';
-import { OptionProblems } from '../options/option-problems.js';
-import { optionalPositive } from '../runtime/option-checks.js';
-import { isAbortSignal, RUN_OPTION_KEYS } from '../runtime/run-options.js';
+import { optionalPositive } from '../options/checks.js';
+import type { EveryKeyListed } from '../options/keys.js';
+import { OptionProblems } from '../options/problems.js';
 import type { RunConfig } from './run-config.js';
 
 // SPEC Q4 for a Runnable's config, as for a chain's run options: `runnable(chain).invoke(q,

@@ -1,7 +1,7 @@
 import { AbortError } from '../errors.js';
+import { EventQueue } from '../host/event-queue.js';
 import { linkedController } from '../linked-controller.js';
 import { REPORTS_ITSELF } from '../observe/observe-agent-run.js';
-import { EventQueue } from '../runtime/event-queue.js';
 import { type BatchOptions, type BatchResult, batchSettled } from './batch.js';
 import { withFallbackList } from './fallbacks.js';
 import { retrying } from './retry.js';

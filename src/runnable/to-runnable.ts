@@ -1,5 +1,5 @@
-import type { Chain } from '../runtime/create-chain.js';
-import type { ToolLoop } from '../runtime/create-tool-loop.js';
+import type { Chain } from '../chain/create-chain.js';
+import type { ToolLoop } from '../tool-loop/create-tool-loop.js';
 import { fromChain } from './from-chain.js';
 import { fromFunction } from './from-function.js';
 import { fromToolLoop } from './from-tool-loop.js';

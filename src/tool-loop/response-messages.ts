@@ -1,5 +1,5 @@
 import { type Message, systemMessage, userMessage } from '../messages.js';
-import type { Convergence } from './converge.js';
+import type { Convergence } from '../plan/converge.js';
 
 /**
  * The final response's conversation (SPEC T8): optional instructions, the user's request, and,

@@ -1,9 +1,9 @@
 import type { z } from 'zod';
+import type { NeedsApproval } from '../approvals/approval.js';
 import { ConfigError } from '../errors.js';
 import type { JsonSchema, ToolSpec } from '../model/language-model.js';
-import { MAX_DELAY_MS } from '../runtime/option-checks.js';
+import { MAX_DELAY_MS } from '../options/checks.js';
 import { isZodSchema, toJsonSchema } from '../schema.js';
-import type { NeedsApproval } from './approval.js';
 
 export interface ToolContext {
   /** Aborted when the run is cancelled or the tool times out; pass it to fetch, child processes… */

@@ -1,5 +1,5 @@
+import { isAsyncIterable } from '../host/async-iterable.js';
 import { failedToolResult, type ToolCall, type ToolResult } from '../messages.js';
-import { isAsyncIterable } from '../runtime/async-iterable.js';
 import { ABORTED, raceAbort } from './race-abort.js';
 import type { RemoteToolExecutor } from './remote-executor.js';
 import { jsonSafeOutput } from './safe-output.js';

@@ -3,8 +3,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import { ConfigError } from '../errors.js';
 import type { RunObserver } from '../observe/run-observer.js';
-import type { EveryKeyListed } from '../options/option-keys.js';
-import { OptionProblems } from '../options/option-problems.js';
+import type { EveryKeyListed } from '../options/keys.js';
+import { OptionProblems } from '../options/problems.js';
 import { loadPageAssets, type PageAsset } from './page-assets.js';
 import { RunFeed, type SequencedEvent } from './run-feed.js';
 import type { ResetEvent } from './viewer-events.js';

@@ -191,7 +191,7 @@ describe('responseFormat (C6)', () => {
   // outputSchema; the model answers '{"n": "x"}', then '{"n": 1}'. Expected: the first answer is
   // validated against the response format's schema and corrected, the result is { n: 1 }.
   // Actual: no validation at all; the run succeeds at once with the text '{"n": "x"}'.
-  // Cause: src/runtime/create-chain.ts:121 builds `structured` only from options.outputSchema
+  // Cause: src/chain/create-chain.ts:121 builds `structured` only from options.outputSchema
   // (`options.outputSchema && structuredOutput(...)`); a json_schema responseFormat is sent
   // but never turned into a validator.
   it('derives the output schema from a json_schema responseFormat when none is given', async () => {

@@ -88,8 +88,8 @@ describe('chain option validation', () => {
   // CreateChain(undefined) (a JavaScript caller, or `createChain(opts)` with opts unset)
   // throws a bare TypeError "Cannot read properties of undefined (reading 'tools')" instead of
   // the ConfigError('options', 'must be an object') that chainConfig is written to throw.
-  // Cause at HEAD: src/runtime/create-chain.ts:113 reads `options.tools` before calling chainConfig,
-  // whose own check (src/runtime/chain-options.ts:104) is therefore unreachable.
+  // Cause at HEAD: src/chain/create-chain.ts:113 reads `options.tools` before calling chainConfig,
+  // whose own check (src/chain/options.ts:104) is therefore unreachable.
   it('rejects missing options with a ConfigError naming them', () => {
     expect(
       thrownBy(ConfigError, () => createChain(undefined as unknown as ChainOptions<string>)).option,

@@ -187,7 +187,7 @@ describe('input of the wrong shape is named (defect 9)', () => {
 
 describe('a stream whose final event cannot be built still ends (defect 5)', () => {
   it('ends the iteration with that error, and leaves no rejection unhandled', async () => {
-    const { EventQueue } = await import('../../src/runtime/event-queue.js');
+    const { EventQueue } = await import('../../src/host/event-queue.js');
     const unhandled: unknown[] = [];
     const onUnhandled = (reason: unknown) => unhandled.push(reason);
     process.on('unhandledRejection', onUnhandled);

@@ -11,8 +11,8 @@ import type { JournalEntry } from '../../src/durable/journal-entry.js';
 import type { JournalMismatchError } from '../../src/durable/journal-mismatch.js';
 import { type JournaledCall, RunJournal } from '../../src/durable/run-journal.js';
 import { memoryStore } from '../../src/durable/stores/memory-store.js';
+import { type JournaledEffects, performJournaled } from '../../src/host/durable-run.js';
 import type { ToolResult } from '../../src/messages.js';
-import { type JournaledEffects, performJournaled } from '../../src/runtime/durable-run.js';
 import {
   type ChainPath,
   type ChainPathEvent,

@@ -8,7 +8,7 @@ import { type ChainEvent, chainMachine } from '../../machines/chain.js';
 import { walksApprovals } from '../../src/cli/walks/chain-configs.js';
 import { encode } from '../../src/durable/codec.js';
 import type { JournalEntry } from '../../src/durable/journal-entry.js';
-import { delayedEventType } from '../../src/runtime/durable-run.js';
+import { delayedEventType } from '../../src/host/durable-run.js';
 import {
   type ChainPath,
   PATH_CONFIGS,

@@ -10,6 +10,7 @@ import {
   type ToolLoopInput,
   toolLoopMachine,
 } from '../../machines/tool-loop.js';
+import type { ApprovalDecision } from '../../src/approvals/approval.js';
 import {
   APPROVAL_EVENTS,
   approvalEvents as sharedApprovalEvents,
@@ -22,7 +23,6 @@ import {
   RESPONSE,
   SECOND_RECORD,
 } from '../../src/cli/walks/tool-loop-configs.js';
-import type { ApprovalDecision } from '../../src/tools/approval.js';
 import type { Usage } from '../../src/usage.js';
 import {
   allSnapshots,

@@ -1,7 +1,7 @@
 import { ConfigError } from 'statecraft';
 import { describe, expect, it } from 'vitest';
 import { nearestName } from '../../src/options/nearest-name.js';
-import { OptionProblems } from '../../src/options/option-problems.js';
+import { OptionProblems } from '../../src/options/problems.js';
 
 describe('OptionProblems (SPEC Q4)', () => {
   it('reports every problem at once, unknown keys with the nearest known name', () => {

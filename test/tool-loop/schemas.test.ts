@@ -20,8 +20,8 @@ import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import { isRecord } from '../../src/is-record.js';
 // From its module: the root export is being narrowed, and these move to a subpath.
-import { normalizePlan, type Plan, type ToolCommand } from '../../src/tool-loop/plan.js';
-import { planResponseFormat } from '../../src/tool-loop/planner-context.js';
+import { normalizePlan, type Plan, type ToolCommand } from '../../src/plan/plan.js';
+import { planResponseFormat } from '../../src/plan/planner-context.js';
 
 // Answers built from the keys a planner's answer may hold, with the values that decide each
 // rule: blank, padded and odd-cased text, wrong types, lists that yield nothing, snake_case.

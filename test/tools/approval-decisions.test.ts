@@ -17,8 +17,8 @@ import { ScriptedModel } from 'statecraft/testing';
 import { describe, expect, it } from 'vitest';
 import { createActor, enqueueActions, type SnapshotFrom, setup, toPromise } from 'xstate';
 import { z } from 'zod';
+import { decisionOf } from '../../src/approvals/approval.js';
 import type { JournalEntry } from '../../src/durable/journal-entry.js';
-import { decisionOf } from '../../src/tools/approval.js';
 import { thrownBy } from '../support/errors.js';
 
 function dropTable(ran: string[]) {

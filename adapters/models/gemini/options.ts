@@ -1,7 +1,7 @@
 import type { GoogleGenAI, HttpRetryOptions } from '@google/genai';
 import { ConfigError } from '../../../src/errors.js';
-import { OptionProblems } from '../../../src/options/option-problems.js';
-import { optionalDelay } from '../../../src/runtime/option-checks.js';
+import { optionalDelay } from '../../../src/options/checks.js';
+import { OptionProblems } from '../../../src/options/problems.js';
 
 /** The SDK's own retry settings (`httpOptions.retryOptions`); `attempts` counts the first call. */
 export type GeminiRetryOptions = HttpRetryOptions;

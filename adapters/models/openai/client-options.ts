@@ -2,12 +2,8 @@ import OpenAI from 'openai';
 import { ConfigError } from '../../../src/errors.js';
 import { isRecord } from '../../../src/is-record.js';
 import { DEFAULT_IDLE_TIMEOUT_MS } from '../../../src/model/idle-watch.js';
-import type { OptionProblems } from '../../../src/options/option-problems.js';
-import {
-  integerAtLeast,
-  optionalDelay,
-  optionalPositive,
-} from '../../../src/runtime/option-checks.js';
+import { integerAtLeast, optionalDelay, optionalPositive } from '../../../src/options/checks.js';
+import type { OptionProblems } from '../../../src/options/problems.js';
 
 /** Options of both OpenAI model classes. */
 export interface OpenAIModelOptions {

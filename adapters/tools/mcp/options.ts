@@ -1,8 +1,8 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ConfigError } from '../../../src/errors.js';
 import { isRecord } from '../../../src/is-record.js';
-import { OptionProblems } from '../../../src/options/option-problems.js';
-import { optionalDelay } from '../../../src/runtime/option-checks.js';
+import { optionalDelay } from '../../../src/options/checks.js';
+import { OptionProblems } from '../../../src/options/problems.js';
 
 /** Starts the server as a child process and speaks MCP over its stdin/stdout. */
 export interface McpStdioTransportOptions {

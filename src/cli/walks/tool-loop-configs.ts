@@ -4,7 +4,7 @@ import type {
   ToolLoopConfig,
   ToolLoopInput,
 } from '../../../machines/tool-loop.js';
-import type { ToolExecutionRecord } from '../../tool-loop/records.js';
+import type { ToolExecutionRecord } from '../../plan/records.js';
 import type { Usage } from '../../usage.js';
 
 // The tool loop's configuration, input and the answers of its planner, executor and

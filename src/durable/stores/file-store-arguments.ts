@@ -1,4 +1,4 @@
-import { OptionProblems } from '../../options/option-problems.js';
+import { OptionProblems } from '../../options/problems.js';
 import { checkStoreOptions, type StoreOptions } from './store-options.js';
 
 /**

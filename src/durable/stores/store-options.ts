@@ -1,4 +1,4 @@
-import { OptionProblems } from '../../options/option-problems.js';
+import { OptionProblems } from '../../options/problems.js';
 import { DEFAULT_STORE_TIMEOUT_MS } from '../bounded.js';
 import { DEFAULT_MAX_ENTRY_BYTES } from './entry-line.js';
 
