@@ -113,6 +113,7 @@ export type {
   ModelResponse,
   ResponseFormat,
 } from './model/language-model.js';
+export type { RunInfo, RunKind } from './observe/run-info.js';
 export type {
   ObservedApproval,
   ObservedModelCall,
@@ -123,7 +124,9 @@ export type {
 export type { Plan } from './plan/plan.js';
 export type { PlannerContext } from './plan/planner-context.js';
 export type { ToolExecutionRecord } from './plan/records.js';
-export type { BatchOptions, BatchResult } from './runnable/batch.js';
+export type { BatchOptions, BatchResult } from './run-config/batch.js';
+export type { IntermediateResultsRef, RunCallbacks, RunConfig } from './run-config/config.js';
+export { createRunnable, isRunnable, runnable } from './runnable/create-runnable.js';
 export { fromChain } from './runnable/from-chain.js';
 export { fromFunction } from './runnable/from-function.js';
 export { fromModel, type ModelInput, type ModelSettings } from './runnable/from-model.js';
@@ -136,28 +139,20 @@ export {
   withMemory,
 } from './runnable/memory.js';
 export { type ParallelOutput, parallel } from './runnable/parallel.js';
-export type {
-  IntermediateResultsRef,
-  RunCallbacks,
-  RunConfig,
-  RunInfo,
-  RunKind,
-} from './runnable/run-config.js';
 export type { InnerRunEvent, RunEvent, RunEventBody } from './runnable/run-events.js';
-export {
-  createRunnable,
-  type Invocable,
-  isRunnable,
-  type RetryOptions,
-  type RunContext,
-  type Runnable,
-  type RunnableDefinition,
-  type RunnableFunction,
-  type RunnableLike,
-} from './runnable/runnable.js';
 export { pipe, sequence } from './runnable/sequence.js';
-export { runnable } from './runnable/to-runnable.js';
-export type { CommonInput, InputOf, OutputOf } from './runnable/types.js';
+export type {
+  CommonInput,
+  InputOf,
+  Invocable,
+  OutputOf,
+  RetryOptions,
+  RunContext,
+  Runnable,
+  RunnableDefinition,
+  RunnableFunction,
+  RunnableLike,
+} from './runnable/types.js';
 export type { OutputSchema, StandardSchema } from './structured/output-schema.js';
 export {
   createToolLoop,

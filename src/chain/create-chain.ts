@@ -18,7 +18,7 @@ import { isRecord } from '../is-record.js';
 import { userMessage } from '../messages.js';
 import type { JsonSchema, ResponseFormat } from '../model/language-model.js';
 import { OptionProblems } from '../options/problems.js';
-import type { BatchResult } from '../runnable/batch.js';
+import type { BatchResult } from '../run-config/batch.js';
 import {
   anyJson,
   type StandardSchema,

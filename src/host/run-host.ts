@@ -16,7 +16,7 @@ import {
   observeAgentRun,
 } from '../observe/observe-agent-run.js';
 import { type ChildRunEnd, observeChildRuns } from '../observe/observe-child-runs.js';
-import { type BatchOptions, type BatchResult, batchSettled } from '../runnable/batch.js';
+import { type BatchOptions, type BatchResult, batchSettled } from '../run-config/batch.js';
 import {
   type DurableActorInput,
   type DurableRun,

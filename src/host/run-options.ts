@@ -3,7 +3,7 @@ import { observersFor, RUN_OBSERVERS } from '../observe/registry.js';
 import { optionalPositive } from '../options/checks.js';
 import type { EveryKeyListed } from '../options/keys.js';
 import { OptionProblems } from '../options/problems.js';
-import type { RunConfig } from '../runnable/run-config.js';
+import type { RunConfig } from '../run-config/config.js';
 import type { HostedRunOptions } from './run-kind.js';
 
 // SPEC Q4 for a run's options, as for a factory's: `invoke(q, { runID })` (a typo) used to run

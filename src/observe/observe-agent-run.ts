@@ -2,8 +2,8 @@ import type { AnyStateMachine } from 'xstate';
 import { ConfigError } from '../errors.js';
 import { randomUUID } from '../lazy-crypto.js';
 import type { LanguageModel } from '../model/language-model.js';
-import type { RunInfo } from '../runnable/run-config.js';
 import { type InheritsObservers, observersFor, RUN_OBSERVERS } from './registry.js';
+import type { RunInfo } from './run-info.js';
 import { observedTime, type RunObservation, startObservation } from './run-observation.js';
 import type { ObservedRun, RunObserver } from './run-observer.js';
 

@@ -2,8 +2,8 @@ import type { AnyStateMachine } from 'xstate';
 import type { ApprovalDecision, ApprovalRequest } from '../approvals/approval.js';
 import type { ToolCall, ToolResult } from '../messages.js';
 import type { ModelRequest, ModelResponse } from '../model/language-model.js';
-import type { RunInfo } from '../runnable/run-info.js';
 import type { Usage } from '../usage.js';
+import type { RunInfo } from './run-info.js';
 
 // One way to watch runs from outside (SPEC X4, A5, D1): OpenTelemetry spans, the local run
 // viewer and the CLI's progress display are all observers of these events, so none of them

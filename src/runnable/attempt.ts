@@ -1,5 +1,5 @@
-import type { RunConfig } from './run-config.js';
-import type { Invocable, RunContext } from './runnable.js';
+import type { RunConfig } from '../run-config/config.js';
+import type { Invocable, RunContext } from './types.js';
 
 /**
  * Runs one attempt of a retry or a fallback on its own copy of the shared intermediate results

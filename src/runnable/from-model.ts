@@ -7,8 +7,9 @@ import { type InheritsObservers, observersFor, RUN_OBSERVERS } from '../observe/
 import { observedTime, startObservation } from '../observe/run-observation.js';
 import type { ObservedModelCall } from '../observe/run-observer.js';
 import { Transcript } from '../transcript.js';
-import { createRunnable, type RunContext, type Runnable } from './runnable.js';
+import { createRunnable } from './create-runnable.js';
 import { observedSession } from './trace-run.js';
+import type { RunContext, Runnable } from './types.js';
 
 /** A model's input as a step: a prompt, a conversation, or a whole request. */
 export type ModelInput =

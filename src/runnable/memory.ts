@@ -3,8 +3,8 @@ import { ConfigError } from '../errors.js';
 import { assistantMessage, type Message, userMessage } from '../messages.js';
 import type { EveryKeyListed } from '../options/keys.js';
 import { OptionProblems } from '../options/problems.js';
-import { createRunnable, type Runnable, type RunnableLike } from './runnable.js';
-import { runnable } from './to-runnable.js';
+import { createRunnable, runnable } from './create-runnable.js';
+import type { Runnable, RunnableLike } from './types.js';
 
 // SPEC R3 memory, as LangChain's Chain has it: loaded before a run (its messages come before
 // the run's own), saved after a successful one (the run's input and its final answer). A

@@ -1,8 +1,7 @@
 import { AbortError } from '../errors.js';
 import { linkedController } from '../linked-controller.js';
-import { createRunnable, type Runnable, type RunnableLike } from './runnable.js';
-import { runnable } from './to-runnable.js';
-import type { CommonInput, InputOf, OutputOf } from './types.js';
+import { createRunnable, runnable } from './create-runnable.js';
+import type { CommonInput, InputOf, OutputOf, Runnable, RunnableLike } from './types.js';
 
 /** The typed output of `parallel(steps)`: each key holds its step's output. */
 export type ParallelOutput<M> = { [K in keyof M]: OutputOf<M[K]> };

@@ -4,7 +4,7 @@ import { observersFor } from '../observe/registry.js';
 import { optionalPositive } from '../options/checks.js';
 import type { EveryKeyListed } from '../options/keys.js';
 import { OptionProblems } from '../options/problems.js';
-import type { RunConfig } from './run-config.js';
+import type { RunConfig } from '../run-config/config.js';
 
 // SPEC Q4 for a Runnable's config, as for a chain's run options: `runnable(chain).invoke(q,
 // { runId, store })` used to run a plain run, the durable options silently dropped (the

@@ -1,5 +1,5 @@
 import type { ToolCall, ToolResult } from '../messages.js';
-import type { RunInfo } from './run-config.js';
+import type { RunInfo } from '../observe/run-info.js';
 
 /**
  * What `Runnable.stream` yields (SPEC R1), the same for every runnable however composed: each

@@ -1,6 +1,6 @@
-import type { RunConfig } from './run-config.js';
-import { createRunnable, type Runnable, type RunnableLike } from './runnable.js';
-import { runnable } from './to-runnable.js';
+import { createRunnable, runnable } from './create-runnable.js';
+import { sequenceRun } from './sequence-run.js';
+import type { Runnable, RunnableLike } from './types.js';
 
 // SPEC R2: steps in order, each output the next input. Typed by overloads, so a step whose
 // input does not accept the previous output is a compile error at the call (see
@@ -55,26 +55,8 @@ export function sequence<A, B, C, D, E, F, G, H, I>(
 ): Runnable<A, I>;
 export function sequence(...steps: RunnableLike<unknown, unknown>[]): Runnable<unknown, unknown> {
   if (steps.length === 0) throw new TypeError('sequence() needs at least one step');
-  const runnables = steps.map((step) => runnable(step));
-  return createRunnable({
-    name: runnables.map((step) => step.name).join(' | '),
-    kind: 'sequence',
-    run: async (input, context) => {
-      // One shared place for the intermediate results of the chains in this run (SPEC C9).
-      const config: RunConfig = context.config.intermediateResults
-        ? context.config
-        : { ...context.config, intermediateResults: { current: {} } };
-      let value = input;
-      for (const step of runnables) value = await context.call(step, value, config);
-      return value;
-    },
-  });
+  return createRunnable(sequenceRun(steps.map((step) => runnable(step))));
 }
 
 /** `pipe(a, b, c)` is `sequence(a, b, c)`: LangChain's `a | b | c`. */
 export const pipe: typeof sequence = sequence;
-
-/** `first.pipe(next)`. */
-export function pipeTwo<I, M, O>(first: Runnable<I, M>, next: RunnableLike<M, O>): Runnable<I, O> {
-  return sequence(first, next);
-}

@@ -1,7 +1,8 @@
 import { randomUUID } from '../lazy-crypto.js';
 import { type InheritsObservers, observersFor, RUN_OBSERVERS } from '../observe/registry.js';
+import type { RunInfo, RunKind } from '../observe/run-info.js';
 import { observedTime, type RunObservation, startObservation } from '../observe/run-observation.js';
-import { callbackList, type RunConfig, type RunInfo, type RunKind } from './run-config.js';
+import { callbackList, type RunConfig } from '../run-config/config.js';
 
 // The one place callbacks fire (SPEC R3): start before the work, end after it, error before
 // the error is rethrown. Every Runnable's invoke and stream go through it, so a tree of runs

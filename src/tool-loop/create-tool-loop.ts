@@ -15,7 +15,7 @@ import { checkRunOptions } from '../host/run-options.js';
 import { OptionProblems } from '../options/problems.js';
 import type { Plan } from '../plan/plan.js';
 import { planResponseFormat } from '../plan/planner-context.js';
-import type { BatchResult } from '../runnable/batch.js';
+import type { BatchResult } from '../run-config/batch.js';
 import { LocalToolRegistry } from '../tools/local-registry.js';
 import { toolLoopEffects } from './effects.js';
 import { type ToolLoopOptions, toolLoopConfig } from './options.js';

@@ -1,4 +1,4 @@
-import type { RunKind } from '../runnable/run-config.js';
+import type { RunKind } from '../observe/run-info.js';
 import type { Usage } from '../usage.js';
 
 // What the viewer page receives, one Server-Sent Event each (SPEC X4, A5). Plain JSON and

@@ -3,13 +3,8 @@ import { integerAtLeast } from '../options/checks.js';
 import type { EveryKeyListed } from '../options/keys.js';
 import { OptionProblems } from '../options/problems.js';
 import { isolatedAttempt } from './attempt.js';
-import {
-  createRunnable,
-  isCancellation,
-  type RetryOptions,
-  type Runnable,
-  throwIfAborted,
-} from './runnable.js';
+import { isCancellation, throwIfAborted } from './cancellation.js';
+import type { RetryOptions, Runnable, RunnableDefinition } from './types.js';
 
 /** Errors no new attempt can fix: the configuration or the input is wrong (cancellation is handled apart). */
 function isWorthRetrying(error: unknown): boolean {
@@ -27,11 +22,15 @@ const RETRY_OPTION_KEYS = [
 const _everyRetryOptionListed: EveryKeyListed<RetryOptions, typeof RETRY_OPTION_KEYS> = true;
 
 /**
- * The runnable again on failure, up to `maxAttempts` in all. Each attempt is a child run, so
- * callbacks see every failed attempt and the one that succeeded. Cancellation is never
- * retried, whatever `shouldRetry` says.
+ * The run of `inner.withRetry(options)`: the runnable again on failure, up to `maxAttempts` in
+ * all. Each attempt is a child run, so callbacks see every failed attempt and the one that
+ * succeeded. Cancellation is never retried, whatever `shouldRetry` says. The options are
+ * checked here, when withRetry is called.
  */
-export function retrying<I, O>(inner: Runnable<I, O>, options: RetryOptions = {}): Runnable<I, O> {
+export function retryRun<I, O>(
+  inner: Runnable<I, O>,
+  options: RetryOptions = {},
+): RunnableDefinition<I, O> {
   if (typeof options !== 'object' || options === null) {
     throw new ConfigError('options', 'withRetry takes an options object or nothing');
   }
@@ -50,7 +49,7 @@ export function retrying<I, O>(inner: Runnable<I, O>, options: RetryOptions = {}
   problems.throwIfAny();
   // Defined: its check passed, or throwIfAny would have thrown.
   const maxAttempts = checkedMaxAttempts as number;
-  return createRunnable<I, O>({
+  return {
     name: `${inner.name} (retry)`,
     kind: 'retry',
     run: async (input, context) => {
@@ -67,7 +66,7 @@ export function retrying<I, O>(inner: Runnable<I, O>, options: RetryOptions = {}
         throwIfAborted(signal);
       }
     },
-  });
+  };
 }
 
 /** Waits `ms`, or less when `signal` aborts (already aborted: not at all). */

@@ -1,14 +1,17 @@
 import type { InspectionEvent, Observer } from 'xstate';
+import type { RunInfo } from '../observe/run-info.js';
 import type { RunObserver } from '../observe/run-observer.js';
-import type { RunInfo } from './run-info.js';
 
+// src/run-config/ holds what any run carries and how many runs go at once, whoever runs them:
+// the config (here) and batch.ts. Both the run host (chains, tool loops) and Runnables use
+// them, so they sit below both: this folder imports only src/observe (the observers a config
+// carries, RunInfo) and the basics, never src/host, src/runnable, a kind of run or machines/.
+//
 // What travels with a run through every Runnable (SPEC R1–R3): the caller's signal and
 // callbacks, the id of the run that started this one (so nested runs form a tree), and the
 // intermediate results chains share along a sequence (SPEC C9). Passed explicitly, not through
 // AsyncLocalStorage: a function step receives it as its second argument and hands it on, and
 // what reaches a run is visible at the call site.
-
-export type { RunInfo, RunKind } from './run-info.js';
 
 /**
  * Called around every run. Awaited: `onError` has finished before the error reaches the

@@ -1,6 +1,6 @@
 // Who a run is in the tree of runs: what every Runnable's callbacks, stream events and run
-// observers are told. Its own module, imported by both the run config and the observers, so
-// neither imports the other's file for it.
+// observers are told. It lives with the observers (the lowest folder that needs it), so the run
+// config (src/run-config/) and src/runnable/ read it from here and src/observe/ imports neither.
 
 /** What kind of work a run is: every Runnable reports one. */
 export type RunKind =

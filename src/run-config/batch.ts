@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import pLimit from 'p-limit';
 import { linkedController } from '../linked-controller.js';
 import { optionalPositive } from '../options/checks.js';
-import type { RunConfig } from './run-config.js';
+import type { RunConfig } from './config.js';
 
 export interface BatchOptions extends RunConfig {
   /** At most this many inputs run at once (default: all). */
