@@ -1,11 +1,11 @@
 import type { ChainOutput } from '../../machines/chain.js';
 import type { ToolLoopOutput } from '../../machines/tool-loop.js';
-import type { ChainPartialResult } from '../chain/create-chain.js';
 import { chainError } from '../chain/results.js';
+import type { ChainPartialResult } from '../chain/run-types.js';
 import type { StatecraftError } from '../errors.js';
 import type { Message } from '../messages.js';
-import type { ToolLoopPartialResult } from '../tool-loop/create-tool-loop.js';
 import { loopError } from '../tool-loop/results.js';
+import type { ToolLoopPartialResult } from '../tool-loop/run-types.js';
 import { Transcript } from '../transcript.js';
 import { RunRecorder } from './run-details.js';
 

@@ -1,4 +1,5 @@
-import type { Chain, ChainResult, ChainRunInput, ChainStreamEvent } from '../chain/create-chain.js';
+import type { Chain } from '../chain/chain.js';
+import type { ChainResult, ChainRunInput, ChainStreamEvent } from '../chain/run-types.js';
 import { userMessage } from '../messages.js';
 import { OBSERVED_AS, REPORTS_ITSELF } from '../observe/observe-agent-run.js';
 import { type InheritsObservers, RUN_OBSERVERS } from '../observe/registry.js';

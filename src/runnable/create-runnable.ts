@@ -1,4 +1,4 @@
-import type { Chain } from '../chain/create-chain.js';
+import type { Chain } from '../chain/chain.js';
 import { AbortError } from '../errors.js';
 import { EventQueue } from '../host/event-queue.js';
 import { linkedController } from '../linked-controller.js';
@@ -6,7 +6,7 @@ import { REPORTS_ITSELF } from '../observe/observe-agent-run.js';
 import type { RunInfo } from '../observe/run-info.js';
 import { batchSettled } from '../run-config/batch.js';
 import type { RunConfig } from '../run-config/config.js';
-import type { ToolLoop } from '../tool-loop/create-tool-loop.js';
+import type { ToolLoop } from '../tool-loop/tool-loop.js';
 import { throwIfAborted } from './cancellation.js';
 import { chainRun } from './chain-run.js';
 import { fallbacksRun } from './fallbacks-run.js';

@@ -1,4 +1,5 @@
-import type { Chain, ChainResult, ChainRunInput } from '../chain/create-chain.js';
+import type { Chain } from '../chain/chain.js';
+import type { ChainResult, ChainRunInput } from '../chain/run-types.js';
 import { chainRun } from './chain-run.js';
 import { createRunnable } from './create-runnable.js';
 import type { Runnable } from './types.js';

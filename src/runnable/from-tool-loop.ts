@@ -1,4 +1,5 @@
-import type { ToolLoop, ToolLoopResult, ToolLoopRunInput } from '../tool-loop/create-tool-loop.js';
+import type { ToolLoopResult, ToolLoopRunInput } from '../tool-loop/run-types.js';
+import type { ToolLoop } from '../tool-loop/tool-loop.js';
 import { createRunnable } from './create-runnable.js';
 import { toolLoopRun } from './tool-loop-run.js';
 import type { Runnable } from './types.js';

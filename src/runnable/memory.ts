@@ -1,4 +1,4 @@
-import type { ChainRunInput } from '../chain/create-chain.js';
+import type { ChainRunInput } from '../chain/run-types.js';
 import { ConfigError } from '../errors.js';
 import { assistantMessage, type Message, userMessage } from '../messages.js';
 import type { EveryKeyListed } from '../options/keys.js';

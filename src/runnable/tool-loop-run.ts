@@ -2,11 +2,11 @@ import type { ToolCall } from '../messages.js';
 import { OBSERVED_AS, REPORTS_ITSELF } from '../observe/observe-agent-run.js';
 import { type InheritsObservers, RUN_OBSERVERS } from '../observe/registry.js';
 import type {
-  ToolLoop,
   ToolLoopResult,
   ToolLoopRunInput,
   ToolLoopStreamEvent,
-} from '../tool-loop/create-tool-loop.js';
+} from '../tool-loop/run-types.js';
+import type { ToolLoop } from '../tool-loop/tool-loop.js';
 import { observedSession } from './trace-run.js';
 import type { RunContext, RunnableDefinition } from './types.js';
 

@@ -1,6 +1,6 @@
 import type { ToolLoopConfig } from '../../machines/tool-loop.js';
 import type { ApprovalTimeoutPolicy } from '../approvals/approval.js';
-import type { Chain } from '../chain/create-chain.js';
+import type { Chain } from '../chain/chain.js';
 import type { LanguageModel } from '../model/language-model.js';
 import {
   checkModel,
