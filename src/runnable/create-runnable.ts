@@ -32,6 +32,9 @@ import type {
 // composition methods, so every kind behaves alike. The methods (pipe, withRetry,
 // withFallbacks) and `runnable(step)` build more runnables from those definitions here, so
 // nothing below this file imports it back: the public doors (fromChain, sequence, …) sit above.
+// src/runnable is the top of the runtime: it reads the run config, the observers, the host's
+// event queue and the types of chains and tool loops; nothing outside it but the package
+// entries imports it (test/runnable/layering.test.ts).
 
 const RUNNABLE = Symbol.for('statecraft.runnable');
 
