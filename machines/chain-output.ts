@@ -26,7 +26,10 @@ export function answerTextOf(context: ChainContext): string {
   return answerText(context.steps, context.response, context.config.returnDirectTools);
 }
 
-/** Action `afterSucceed` (the seed's after_succeed): keep the result and cache it for the chains that follow. */
+/**
+ * Action `afterSucceed` (the seed's after_succeed): keep the result and cache it for the
+ * chains that follow.
+ */
 export function withResult(
   { context }: Pick<ChainArgs, 'context'>,
   params: { value: unknown },

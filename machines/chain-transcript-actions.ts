@@ -18,7 +18,10 @@ import { callsLeftByFailure, cancelledCalls, conclusionNote } from './early-stop
 type ContextArgs = Pick<ChainArgs, 'context'>;
 type ModelAnswer = Extract<ChainEvent, { type: 'callModel.done' }>;
 
-/** Action `beforeThink` (the seed's before_think): compile the turn, applying everything pending. */
+/**
+ * Action `beforeThink` (the seed's before_think): compile the turn, applying everything
+ * pending.
+ */
 export function compiledTurn({ context }: ContextArgs): Partial<ChainContext> {
   const turn = compileTurn({
     transcript: context.transcript,
@@ -86,7 +89,10 @@ export function withFinalAnswer({ context, event }: ChainArgs): Partial<ChainCon
   };
 }
 
-/** Action `beforeDo` (the seed's before_do): answer blocked duplicate calls instead of running them. */
+/**
+ * Action `beforeDo` (the seed's before_do): answer blocked duplicate calls instead of running
+ * them.
+ */
 export function withDuplicatesAnswered({ context }: ContextArgs): Partial<ChainContext> {
   const { blocked, history } = planDuplicateCalls(context.toolCalls, {
     history: context.duplicates.history,
@@ -99,7 +105,10 @@ export function withDuplicatesAnswered({ context }: ContextArgs): Partial<ChainC
   };
 }
 
-/** Action `recordCallResult`: one call finished, kept until the step ends, so a step cut short keeps it (SPEC Q8). */
+/**
+ * Action `recordCallResult`: one call finished, kept until the step ends, so a step cut short
+ * keeps it (SPEC Q8).
+ */
 export function withCallResult(
   { context }: ContextArgs,
   params: { result: ToolResult },

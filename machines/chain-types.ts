@@ -260,7 +260,7 @@ export interface ChainArgs {
   readonly event: ChainEvent;
 }
 
-/** `TMachine` with its output typed `TOutput`: the statechart is the same, only the type differs. */
+/** `TMachine` with its output typed `TOutput`: the same statechart, only the type differs. */
 export type WithOutput<TMachine, TOutput> =
   TMachine extends StateMachine<
     infer TContext,
