@@ -9,7 +9,9 @@ import { cappedReason } from '../src/approvals/reason.js';
 
 // SPEC H2 as both machines keep it (chain.ts, tool-loop.ts): the calls of the step in
 // progress that wait for a decision, and every decision of the run; the events that change
-// them; and what each event decides. Pure, like the machines.
+// them; what each event decides; and the bodies of the approval actions both machines name
+// alike (recordApprovalRequest, recordDecision, forwardDecision, failOnApprovalTimeout).
+// Pure, like the machines.
 
 /** The calls of the step in progress that wait for a decision, and the run's decisions. */
 export interface Approvals {
@@ -118,4 +120,63 @@ export function approvalTimeoutMessage(
 ): string {
   const request = approvals.awaiting.find((a) => a.callId === event.callId);
   return `No decision on tool call ${event.callId} ('${request?.tool ?? 'unknown'}') within its approvalTimeoutMs (${event.timeoutMs} ms)`;
+}
+
+/**
+ * What both machines' approval actions read: the decisions so far, and the reason limit.
+ * Generic in the machine's context: each machine names them instantiated with its own
+ * (`assign(withDecisionRecorded<ChainContext>)`), so XState types the action by that context.
+ */
+interface ApprovalContext {
+  readonly approvals: Approvals;
+  readonly config: { readonly maxApprovalReasonLength?: number };
+}
+
+/** Action `recordApprovalRequest`: the host asks; one more call waits for a decision. */
+export function withApprovalRequest<TContext extends ApprovalContext>({
+  context,
+  event,
+}: {
+  readonly context: TContext;
+  readonly event: { readonly type: string };
+}): { approvals: Approvals } {
+  const { request } = event as Extract<ApprovalEvent, { type: 'approval.requested' }>;
+  return { approvals: withRequest(context.approvals, request) };
+}
+
+/**
+ * Action `recordDecision`: the call no longer waits. A reason is cut to the run's limit before
+ * it is kept, journaled or read by the model.
+ */
+export function withDecisionRecorded<TContext extends ApprovalContext>(
+  { context }: { readonly context: TContext },
+  params: { decision: ApprovalDecision },
+): { approvals: Approvals } {
+  const decision = withinReasonLimit(params.decision, context.config);
+  return { approvals: withDecision(context.approvals, decision) };
+}
+
+/**
+ * Action `forwardDecision`: the request to the effects host, which journals the decision and
+ * runs the call, or answers it as not approved (the reason cut as it was kept).
+ */
+export function decisionRequest<TContext extends ApprovalContext>(
+  { context }: { readonly context: TContext },
+  params: { decision: ApprovalDecision },
+): { readonly type: 'decide'; readonly decision: ApprovalDecision } {
+  return { type: 'decide', decision: withinReasonLimit(params.decision, context.config) };
+}
+
+/** Action `failOnApprovalTimeout` (approvalTimeout 'fail'): a call's deadline passed. */
+export function withApprovalTimeoutFailure<TContext extends ApprovalContext>(
+  { context }: { readonly context: TContext },
+  params: { callId: string; timeoutMs: number },
+): { failure: { code: 'TIMEOUT'; message: string; limit: number } } {
+  return {
+    failure: {
+      code: 'TIMEOUT',
+      message: approvalTimeoutMessage(context.approvals, params),
+      limit: params.timeoutMs,
+    },
+  };
 }

@@ -3,11 +3,70 @@ import { pendingToolCalls } from '../src/compile/tool-linkage.js';
 import { costOf } from '../src/cost.js';
 import type { Transcript } from '../src/transcript.js';
 import { cutShortStep, isInToolStep } from './chain-steps.js';
-import type { ChainContext, ChainFailure, ChainOutput, ChainRunData } from './chain-types.js';
-import { callsLeftByFailure, intermediateSteps } from './early-stopping.js';
+import type {
+  ChainArgs,
+  ChainContext,
+  ChainFailure,
+  ChainOutput,
+  ChainRunData,
+} from './chain-types.js';
+import {
+  answerText,
+  callsLeftByFailure,
+  earlyStopMessage,
+  intermediateSteps,
+} from './early-stopping.js';
 
-// What a finished chain run reports, from its context: the machine's output, and the output
-// the runtime reports for a run whose machine broke. Pure, like the machine.
+// What a finished chain run reports, from its context: the result it keeps when it succeeds,
+// the machine's output, and the output the runtime reports for a run whose machine broke.
+// Pure, like the machine.
+
+/** The run's answer text: a returnDirect tool's output, else the last response's text. */
+export function answerTextOf(context: ChainContext): string {
+  return answerText(context.steps, context.response, context.config.returnDirectTools);
+}
+
+/**
+ * Action `afterSucceed` (the seed's after_succeed): keep the result and cache it for the
+ * chains that follow.
+ */
+export function withResult(
+  { context }: Pick<ChainArgs, 'context'>,
+  params: { value: unknown },
+): Partial<ChainContext> {
+  const { value } = params;
+  let intermediateResults = context.intermediateResults;
+  if (context.config.catchIntermediateResult) {
+    if (value && typeof value === 'object' && !Array.isArray(value)) {
+      intermediateResults = { ...intermediateResults, ...(value as Record<string, unknown>) };
+    } else if (typeof value === 'string' && context.config.resultCacheKey) {
+      intermediateResults = { ...intermediateResults, [context.config.resultCacheKey]: value };
+    }
+  }
+  return { result: value, intermediateResults };
+}
+
+/** Action `forceStop` (LangChain's 'force'): the result is the stop message. */
+export function forcedStopResult({ context }: Pick<ChainArgs, 'context'>): string {
+  return earlyStopMessage(context.limitReached ?? 'maxIterations');
+}
+
+/** The machine's output: how the run ended, with everything it did. */
+export function chainOutput({ context }: Pick<ChainArgs, 'context'>): ChainOutput {
+  const data = runDataOf(context);
+  if (context.failure) return { ...data, status: 'failed', failure: context.failure };
+  const { limitReached: reason } = context;
+  // maxToolCalls's final call answers whatever earlyStopping says.
+  const method = reason === 'maxToolCalls' ? 'generate' : context.config.earlyStopping;
+  const forced = reason !== undefined && method === 'force';
+  return {
+    ...data,
+    status: 'succeeded',
+    result: context.result,
+    text: forced ? earlyStopMessage(reason) : answerTextOf(context),
+    ...(reason && method && { stopped: { reason, method } }),
+  };
+}
 
 /** The transcript with everything pending applied: what a finished run reports. */
 export function settledTranscript(context: ChainContext): Transcript {

@@ -3,6 +3,7 @@
 // (chain-output.ts, chain-steps.ts) read them without importing the machine, and chain.ts
 // opens on its policy.
 
+import type { StateMachine } from 'xstate';
 import type { ApprovalDecision, ApprovalTimeoutPolicy } from '../src/approvals/approval.js';
 import type { PromptContract } from '../src/compile/convert-to-llm-request.js';
 import type { SelfRefSnapshot } from '../src/compile/experiences.js';
@@ -249,3 +250,48 @@ export type ChainEvent =
   | { readonly type: 'executeTools.error'; readonly error: unknown }
   | { readonly type: 'validateResult.done'; readonly output: ValidationOutcome }
   | { readonly type: 'validateResult.error'; readonly error: unknown };
+
+/**
+ * What a guard or an action of the chain machine reads: the context, and the event being
+ * taken. Implementations in the sibling modules take it, so setup() can name them as they are.
+ */
+export interface ChainArgs {
+  readonly context: ChainContext;
+  readonly event: ChainEvent;
+}
+
+/** `TMachine` with its output typed `TOutput`: the same statechart, only the type differs. */
+export type WithOutput<TMachine, TOutput> =
+  TMachine extends StateMachine<
+    infer TContext,
+    infer TEvent,
+    infer TChildren,
+    infer TActor,
+    infer TAction,
+    infer TGuard,
+    infer TDelay,
+    infer TStateValue,
+    infer TTag,
+    infer TInput,
+    infer _TOutput,
+    infer TEmitted,
+    infer TMeta,
+    infer TSchema
+  >
+    ? StateMachine<
+        TContext,
+        TEvent,
+        TChildren,
+        TActor,
+        TAction,
+        TGuard,
+        TDelay,
+        TStateValue,
+        TTag,
+        TInput,
+        TOutput,
+        TEmitted,
+        TMeta,
+        TSchema
+      >
+    : never;
