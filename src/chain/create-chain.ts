@@ -25,7 +25,7 @@ import {
   type StructuredOutput,
   structuredOutput,
 } from '../structured/output-schema.js';
-import { LocalToolRegistry } from '../tools/local-registry.js';
+import { LocalToolRegistry } from '../tool-calls/local-registry.js';
 import type { RemoteToolExecutor } from '../tools/remote-executor.js';
 import { answerValidator } from './answer-validation.js';
 import { chainEffects } from './effects.js';

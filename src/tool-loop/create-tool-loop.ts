@@ -16,7 +16,7 @@ import { OptionProblems } from '../options/problems.js';
 import type { Plan } from '../plan/plan.js';
 import { planResponseFormat } from '../plan/planner-context.js';
 import type { BatchResult } from '../runnable/batch.js';
-import { LocalToolRegistry } from '../tools/local-registry.js';
+import { LocalToolRegistry } from '../tool-calls/local-registry.js';
 import { toolLoopEffects } from './effects.js';
 import { type ToolLoopOptions, toolLoopConfig } from './options.js';
 import {
