@@ -8,7 +8,7 @@
 // compiler itself resolves. It is the one module here that talks to that API, so a change in
 // the API's shape is a change in this file only.
 import { readdirSync, statSync } from 'node:fs';
-import { join, posix, relative, resolve } from 'node:path';
+import { join, posix, resolve } from 'node:path';
 import { API } from 'typescript/unstable/sync';
 
 /** The folders whose files the rules cover. */
@@ -53,21 +53,25 @@ export function resolveRelative(from: string, specifier: string): string | undef
 
 /**
  * Reads the import graph of the repository at `root` through the compiler. Takes about two
- * seconds: the native compiler loads the project of `tsconfig.json` once.
+ * seconds: the native compiler loads the project of `tsconfig.build.json` (src/, machines/, adapters/) once.
  */
 export function readImportGraph(root: string): ImportGraph {
   const absoluteRoot = resolve(root);
   const files = listSourceFiles(absoluteRoot);
   const api = new API({ cwd: absoluteRoot });
   try {
-    const snapshot = api.updateSnapshot({ openProjects: [join(absoluteRoot, 'tsconfig.json')] });
+    const snapshot = api.updateSnapshot({
+      openProjects: [join(absoluteRoot, 'tsconfig.build.json')],
+    });
     const project = snapshot.getProjects()[0];
-    if (project === undefined) throw new Error('tsconfig.json opened no project');
+    if (project === undefined) throw new Error('tsconfig.build.json opened no project');
     const imports = new Map<string, ImportEdge[]>();
     for (const file of files) {
       const source = project.program.getSourceFile(join(absoluteRoot, file));
       if (source === undefined) {
-        throw new Error(`${file} is not in tsconfig.json's program, so its imports cannot be read`);
+        throw new Error(
+          `${file} is not in tsconfig.build.json's program, so its imports cannot be read`,
+        );
       }
       const edges: ImportEdge[] = [];
       const seen = new Set<string>();
@@ -83,9 +87,4 @@ export function readImportGraph(root: string): ImportGraph {
   } finally {
     api.close();
   }
-}
-
-/** The path of `file` relative to the repository root, with forward slashes. */
-export function repoPath(root: string, file: string): string {
-  return relative(resolve(root), resolve(file)).split('\\').join('/');
 }
