@@ -2,6 +2,7 @@
 // every import of every file under src/, machines/ and adapters/ (type-only and dynamic ones
 // included), and each rule below reads that graph. A failure names the file, what it imports
 // and the rule it breaks.
+import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type ImportGraph, readImportGraph } from './import-graph.js';
 import { aboveMachines, entryFiles, folderNode, folderOf, pureCore } from './layers.js';
@@ -302,6 +303,26 @@ describe('import rules (docs/architecture.md)', () => {
             (edge) =>
               `${file} imports ${edge.to}: adapters/ import only their SDK and the pure core of src/ (never machines/, the runtime, src/durable or an entry file)`,
           ),
+      );
+    expect(broken).toEqual([]);
+  });
+
+  it('keeps each folder on the folders listed before it in docs/architecture.md', () => {
+    // The folder tables are the layers, lowest first. The files at the top of src/ (the
+    // basics and the entry files) count on their own and are left to the other rules.
+    const doc = readFileSync('docs/architecture.md', 'utf8');
+    const order = [...doc.matchAll(/^\| \[?`([^`]+)\/`/gm)].map((match) => match[1] ?? '');
+    const inCircle = (a: string, b: string) =>
+      allowedFolderCircles.some((entry) => entry.members.includes(a) && entry.members.includes(b));
+    const broken = fileEdges()
+      .filter(({ from, to }) => folderOf(from) !== 'src' && folderOf(to) !== 'src')
+      .filter(({ from, to }) => {
+        const [a, b] = [folderOf(from), folderOf(to)];
+        return a !== b && order.indexOf(b) > order.indexOf(a) && !inCircle(a, b);
+      })
+      .map(
+        ({ from, to }) =>
+          `${from} imports ${to}: ${folderOf(from)} stands on folders listed before it in docs/architecture.md, and ${folderOf(to)} is listed after it`,
       );
     expect(broken).toEqual([]);
   });
