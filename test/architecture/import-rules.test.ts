@@ -49,6 +49,18 @@ const allowedFolderCircles: readonly Allowed[] = [
   },
 ];
 
+/**
+ * The imports from a folder to one listed after it in docs/architecture.md that close the
+ * listed folder circles. Like the circles, this list may only shrink.
+ */
+const allowedUpwardImports: readonly { readonly from: string; readonly to: string }[] = [
+  { from: 'src/options', to: 'src/tools' },
+  { from: 'src/observe', to: 'src/runnable' },
+  { from: 'src/host', to: 'src/runnable' },
+  { from: 'src/chain', to: 'src/runnable' },
+  { from: 'src/tool-loop', to: 'src/runnable' },
+];
+
 interface Allowed {
   readonly members: readonly string[];
   readonly why: string;
@@ -58,7 +70,7 @@ interface Allowed {
 function againstAllowList(
   found: readonly (readonly string[])[],
   allowedList: readonly Allowed[],
-  describe: (members: readonly string[]) => string,
+  explain: (members: readonly string[]) => string,
 ): string[] {
   const key = (members: readonly string[]) => [...members].sort().join(', ');
   const allowed = new Set(allowedList.map((entry) => key(entry.members)));
@@ -75,7 +87,7 @@ function againstAllowList(
       const grew = taken.map(
         (entry) => ` (it takes in the listed [${key(entry.members)}], which may only shrink)`,
       );
-      return describe(members) + grew.join('');
+      return explain(members) + grew.join('');
     });
   const gone = allowedList
     .map((entry) => entry.members)
@@ -309,22 +321,35 @@ describe('import rules (docs/architecture.md)', () => {
 
   it('keeps each folder on the folders listed before it in docs/architecture.md', () => {
     // The folder tables are the layers, lowest first. The files at the top of src/ (the
-    // basics and the entry files) count on their own and are left to the other rules.
+    // basics and the entry files) count on their own and are left to the other rules. Unlike
+    // the circle rule, this one sees a new upward import even between folders already in a
+    // listed circle.
     const doc = readFileSync('docs/architecture.md', 'utf8');
     const order = [...doc.matchAll(/^\| \[?`([^`]+)\/`/gm)].map((match) => match[1] ?? '');
-    const inCircle = (a: string, b: string) =>
-      allowedFolderCircles.some((entry) => entry.members.includes(a) && entry.members.includes(b));
+    const listed = (a: string, b: string) =>
+      allowedUpwardImports.some((entry) => entry.from === a && entry.to === b);
     const broken = fileEdges()
       .filter(({ from, to }) => folderOf(from) !== 'src' && folderOf(to) !== 'src')
       .filter(({ from, to }) => {
         const [a, b] = [folderOf(from), folderOf(to)];
-        return a !== b && order.indexOf(b) > order.indexOf(a) && !inCircle(a, b);
+        return a !== b && order.indexOf(b) > order.indexOf(a) && !listed(a, b);
       })
       .map(
         ({ from, to }) =>
           `${from} imports ${to}: ${folderOf(from)} stands on folders listed before it in docs/architecture.md, and ${folderOf(to)} is listed after it`,
       );
-    expect(broken).toEqual([]);
+    const gone = allowedUpwardImports
+      .filter(
+        (entry) =>
+          !fileEdges().some(
+            ({ from, to }) => folderOf(from) === entry.from && folderOf(to) === entry.to,
+          ),
+      )
+      .map(
+        (entry) =>
+          `${entry.from} no longer imports ${entry.to}: remove it from allowedUpwardImports`,
+      );
+    expect([...broken, ...gone]).toEqual([]);
   });
 
   it('has no folder circle but the listed ones, and the list only shrinks', () => {
