@@ -34,7 +34,7 @@ const allowedFileCircles: readonly Allowed[] = [
 const allowedFolderCircles: readonly Allowed[] = [
   {
     members: ['src/approvals', 'src/options', 'src/tools'],
-    why: "all pure, but options/checks.ts checks the invalidToolCall policy with tools/invalid-tool-call.ts while tools/define-tool.ts reads options/checks.ts's MAX_DELAY_MS and approvals/decision-shape.ts options/nearest-name.ts; the options rewrite owns checks.ts",
+    why: "all pure, but options/checks.ts checks the invalidToolCall policy with tools/invalid-tool-call.ts while tools/define-tool.ts reads options/checks.ts's MAX_DELAY_MS and approvals/decision-shape.ts reads options/nearest-name.ts; the options rewrite owns checks.ts",
   },
   {
     members: [
