@@ -22,6 +22,14 @@ export type {
   ToolLoopInput,
   ToolLoopOutput,
 } from '../machines/tool-loop.js';
+// How an app's machine reads a run it invoked (chain.machine, loop.machine, durable()).
+export {
+  type FailedRunOutput,
+  isFailedRun,
+  type RunFailure,
+  type RunOutput,
+  runFailure,
+} from './app-machines/run-failure.js';
 export {
   type ApprovalAnswer,
   type ApprovalContext,
@@ -83,14 +91,6 @@ export {
   type RunDetails,
   type ToolCallDetail,
 } from './host/run-details.js';
-// How an app's machine reads a run it invoked (chain.machine, loop.machine, durable()).
-export {
-  type FailedRunOutput,
-  isFailedRun,
-  type RunFailure,
-  type RunOutput,
-  runFailure,
-} from './host/run-failure.js';
 export {
   type AssistantMessage,
   assistantMessage,

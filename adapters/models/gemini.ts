@@ -15,7 +15,7 @@ import {
   type StreamPart,
 } from '../../src/model/language-model.js';
 import { watchEvents } from '../../src/model/watched-io.js';
-import { ABORTED, raceAbort } from '../../src/tools/race-abort.js';
+import { ABORTED, raceAbort } from '../../src/race-abort.js';
 import { CallMemory } from './gemini/call-memory.js';
 import { geminiError } from './gemini/errors.js';
 import { idleFetch } from './gemini/idle-fetch.js';

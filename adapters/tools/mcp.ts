@@ -5,7 +5,7 @@ import { AbortError, StatecraftError } from '../../src/errors.js';
 import { linkedController } from '../../src/linked-controller.js';
 import { failedToolResult, type ToolCall, type ToolResult } from '../../src/messages.js';
 import type { ToolSpec } from '../../src/model/language-model.js';
-import { ABORTED, raceAbort } from '../../src/tools/race-abort.js';
+import { ABORTED, raceAbort } from '../../src/race-abort.js';
 import type { RemoteToolExecutor } from '../../src/tools/remote-executor.js';
 import { isCallable, providerSafeNames, toToolResult, toToolSpec } from './mcp/map-tools.js';
 import {

@@ -21,7 +21,7 @@ import {
   type StructuredOutput,
   structuredOutput,
 } from '../structured/output-schema.js';
-import { LocalToolRegistry } from '../tools/local-registry.js';
+import { LocalToolRegistry } from '../tool-calls/local-registry.js';
 import { answerValidator } from './answer-validation.js';
 import { chainEffects } from './effects.js';
 import { type ChainOptions, chainConfig } from './options.js';

@@ -13,7 +13,7 @@ import { failedToolResult, type ToolCall, type ToolResult } from '../messages.js
 import { checkModelResponse, modelSource } from '../model/check-response.js';
 import { ResponseCollector } from '../model/collect-stream.js';
 import type { LanguageModel, ModelRequest, ResponseFormat } from '../model/language-model.js';
-import { toolCallJournal } from '../tools/call-journal.js';
+import { toolCallJournal } from '../tool-calls/call-journal.js';
 import type { ChainOptions } from './options.js';
 import { type ChainRunResources, disposeChainRun } from './run-resources.js';
 

@@ -7,12 +7,12 @@ import { AbortError } from '../errors.js';
 import { RunRecorder } from '../host/run-details.js';
 import type { ToolCall } from '../messages.js';
 import type { StreamPart } from '../model/language-model.js';
-import type { ApprovalGate } from '../tools/approval-gate.js';
+import type { ApprovalGate } from '../tool-calls/approval-gate.js';
+import type { LocalToolRegistry } from '../tool-calls/local-registry.js';
+import { approvalGate } from '../tool-calls/run-approvals.js';
+import { RunTools } from '../tool-calls/run-tools.js';
 import { type ToolCallHooks, ToolHooks } from '../tools/hooks.js';
-import type { LocalToolRegistry } from '../tools/local-registry.js';
 import type { RemoteToolExecutor } from '../tools/remote-executor.js';
-import { approvalGate } from '../tools/run-approvals.js';
-import { RunTools } from '../tools/run-tools.js';
 import type { ChainOptions } from './options.js';
 
 export type ChainSnapshot = SnapshotFrom<typeof chainMachine>;

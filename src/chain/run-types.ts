@@ -13,7 +13,7 @@ import type { RUN_OPTION_KEYS } from '../host/run-options.js';
 import type { Message, ToolCall, ToolResult } from '../messages.js';
 import type { RunObserver } from '../observe/run-observer.js';
 import type { EveryKeyListed } from '../options/keys.js';
-import type { ApprovalStreamEvent } from '../tools/approval-stream-events.js';
+import type { ApprovalStreamEvent } from '../tool-calls/approval-stream-events.js';
 import type { ToolCallHooks } from '../tools/hooks.js';
 import type { Usage } from '../usage.js';
 

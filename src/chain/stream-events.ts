@@ -1,7 +1,7 @@
 import type { ChainApprovals } from '../../machines/chain.js';
 import type { EventQueue } from '../host/event-queue.js';
 import type { StreamPart } from '../model/language-model.js';
-import { approvalStreamEvents } from '../tools/approval-stream-events.js';
+import { approvalStreamEvents } from '../tool-calls/approval-stream-events.js';
 import type { ChainSnapshot, PartListener } from './run-resources.js';
 import type { ChainStreamEvent } from './run-types.js';
 

@@ -1,6 +1,6 @@
 import { ModelError } from '../errors.js';
 import { isRecord } from '../is-record.js';
-import { jsonSafeOutput } from '../tools/safe-output.js';
+import { jsonSafeOutput } from '../json-safe.js';
 import type { Usage } from '../usage.js';
 import {
   type ContentPart,

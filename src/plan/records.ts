@@ -1,5 +1,5 @@
+import { jsonSafeOutput } from '../json-safe.js';
 import type { ToolResult } from '../messages.js';
-import { jsonSafeOutput } from '../tools/safe-output.js';
 import type { ToolCommand } from './plan.js';
 
 /** What one executed command produced (SPEC T6): the seed's ToolExecutionRecord. */

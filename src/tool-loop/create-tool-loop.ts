@@ -11,7 +11,7 @@ import type { RunTypes } from '../host/run-kind.js';
 import { checkRunOptions } from '../host/run-options.js';
 import { OptionProblems } from '../options/problems.js';
 import { planResponseFormat } from '../plan/planner-context.js';
-import { LocalToolRegistry } from '../tools/local-registry.js';
+import { LocalToolRegistry } from '../tool-calls/local-registry.js';
 import { toolLoopEffects } from './effects.js';
 import { type ToolLoopOptions, toolLoopConfig } from './options.js';
 import {

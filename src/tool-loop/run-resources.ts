@@ -3,10 +3,10 @@ import type { toolLoopMachine } from '../../machines/tool-loop.js';
 import type { ApprovalRunOptions } from '../approvals/approval.js';
 import type { RunJournal } from '../durable/run-journal.js';
 import { RunRecorder } from '../host/run-details.js';
-import type { ApprovalGate } from '../tools/approval-gate.js';
+import type { ApprovalGate } from '../tool-calls/approval-gate.js';
+import type { LocalToolRegistry } from '../tool-calls/local-registry.js';
+import { approvalGate } from '../tool-calls/run-approvals.js';
 import type { ToolCallHooks } from '../tools/hooks.js';
-import type { LocalToolRegistry } from '../tools/local-registry.js';
-import { approvalGate } from '../tools/run-approvals.js';
 
 export type ToolLoopSnapshot = SnapshotFrom<typeof toolLoopMachine>;
 /** Where a streamed run's final response text goes (stream()). */

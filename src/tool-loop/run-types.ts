@@ -12,7 +12,7 @@ import type { RunObserver } from '../observe/run-observer.js';
 import type { EveryKeyListed } from '../options/keys.js';
 import type { Plan } from '../plan/plan.js';
 import type { ToolExecutionRecord } from '../plan/records.js';
-import type { ApprovalStreamEvent } from '../tools/approval-stream-events.js';
+import type { ApprovalStreamEvent } from '../tool-calls/approval-stream-events.js';
 import type { ToolCallHooks } from '../tools/hooks.js';
 import type { Usage } from '../usage.js';
 

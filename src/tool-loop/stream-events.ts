@@ -1,6 +1,6 @@
 import type { ToolLoopApprovals } from '../../machines/tool-loop.js';
 import type { EventQueue } from '../host/event-queue.js';
-import { approvalStreamEvents } from '../tools/approval-stream-events.js';
+import { approvalStreamEvents } from '../tool-calls/approval-stream-events.js';
 import type { DeltaListener, ToolLoopSnapshot } from './run-resources.js';
 import type { ToolLoopStreamEvent } from './run-types.js';
 

@@ -243,7 +243,7 @@ describe('remote tool executor (C10)', () => {
   // model sees (SPEC C10: "the loop never crashes on a tool error"). Input: remote.execute
   // resolves undefined for call 'c1'. Expected: run succeeds, the tool message for 'c1' has
   // success: false. Actual at HEAD: ChainError, run failed.
-  // Cause at HEAD: src/tools/run-tools.ts #dispatch returns `await remote.execute(...)` unchecked, and
+  // Cause at HEAD: src/tool-calls/run-tools.ts #dispatch returns `await remote.execute(...)` unchecked, and
   // execute() then reads `result.success` (the `settled` map) on it, which throws.
   it('a remote that answers with no ToolResult becomes a failed result, not a crash', async () => {
     const { remote } = fakeRemote();

@@ -270,7 +270,7 @@ describe('streaming tools and cancellation (C11, C14)', () => {
   // the run is aborted after 20 ms. Expected: the stream's signal aborts (run cancelled, and the
   // read is over its 50 ms budget anyway), the generator's finally runs. Actual at HEAD: the signal never
   // aborts, so the generator stays suspended forever (the run itself rejects, but the tool leaks).
-  // Cause at HEAD: src/tools/run-tools.ts #runOne — with a timeout, the per-call controller's listener
+  // Cause at HEAD: src/tool-calls/run-tools.ts #runOne — with a timeout, the per-call controller's listener
   // on the run signal is removed and the timer cleared in `finally` as soon as #dispatch returns
   // the AsyncIterable; #openStream/#nextBatch then read it with neither a timeout nor a link to
   // the run's signal.
@@ -289,7 +289,7 @@ describe('streaming tools and cancellation (C11, C14)', () => {
   // and a tool whose generator yields once and then waits on its signal (nothing aborts the
   // run). Expected: the step ends within about the timeout (a failed "timed out" result, or the
   // partial batch), and the run continues. Actual at HEAD: the step never ends; the run hangs.
-  // Cause at HEAD: src/tools/run-tools.ts #runOne clears the timer once #dispatch returns the iterator;
+  // Cause at HEAD: src/tool-calls/run-tools.ts #runOne clears the timer once #dispatch returns the iterator;
   // `execute` then awaits #openStream → #nextBatch, which reads up to streamBatchSize items with
   // no deadline.
   it('toolTimeoutMs bounds reading a stream’s first batch', async () => {
@@ -308,7 +308,7 @@ describe('streaming tools and cancellation (C11, C14)', () => {
   // at the deadline with ['started'] (the read carried over), then the model calls stop_stream
   // with the stream's id. Expected: the stop answers at once, the stream is closed (the tool's
   // signal aborted, so its finally runs) and the run answers 'stopped'. Actual: the step never
-  // ends and the run hangs. Cause: src/tools/run-tools.ts:250-251, #stop awaits
+  // ends and the run hangs. Cause: src/tool-calls/run-tools.ts:250-251, #stop awaits
   // `stream.iterator.return()`, which for an async generator is queued behind the pending
   // `next()` (stream.pending, :209) that only the tool's signal could release; #stop neither
   // aborts that signal (it does not even call stream.unlink()) nor bounds the wait.

@@ -228,8 +228,8 @@ describe('toolTimeoutMs', () => {
   // call still running after this long is answered with a failed result"; local tools get
   // exactly that): a failed "timed out" result after ~20 ms, then the run goes on. Actual at HEAD: the
   // step waits forever and the run hangs.
-  // Cause at HEAD: src/tools/run-tools.ts #dispatch awaits `remote.execute(call, { signal })` with no
-  // race against the signal, unlike runTool (src/tools/local-registry.ts), which races the
+  // Cause at HEAD: src/tool-calls/run-tools.ts #dispatch awaits `remote.execute(call, { signal })` with no
+  // race against the signal, unlike runTool (src/tool-calls/local-registry.ts), which races the
   // tool against its cancellation.
   it('times out a remote call that ignores its signal', async () => {
     const remote: RemoteToolExecutor = {

@@ -4,9 +4,7 @@ import { isAsyncIterable } from '../host/async-iterable.js';
 import type { ApprovedCall, ToolCallDone } from '../host/run-details.js';
 import { failedToolResult, type ToolCall, type ToolResult } from '../messages.js';
 import type { ToolSpec } from '../model/language-model.js';
-import { type ApprovalGate, approvedCall } from './approval-gate.js';
-import type { ToolCallJournal } from './call-journal.js';
-import { DEADLINE, deadlineAfter } from './deadline.js';
+import { ABORTED, raceAbort } from '../race-abort.js';
 import {
   allCallsSettled,
   type HookedCall,
@@ -14,13 +12,15 @@ import {
   journaledHookFailure,
   ToolHookError,
   type ToolHooks,
-} from './hooks.js';
-import type { InvalidToolCallPolicy } from './invalid-tool-call.js';
+} from '../tools/hooks.js';
+import type { InvalidToolCallPolicy } from '../tools/invalid-tool-call.js';
+import { refuseCollisions } from '../tools/name-collision.js';
+import type { RemoteToolExecutor } from '../tools/remote-executor.js';
+import { type ApprovalGate, approvedCall } from './approval-gate.js';
+import type { ToolCallJournal } from './call-journal.js';
+import { DEADLINE, deadlineAfter } from './deadline.js';
 import type { LocalToolRegistry } from './local-registry.js';
-import { refuseCollisions } from './name-collision.js';
-import { ABORTED, raceAbort } from './race-abort.js';
 import { callRemote, NO_RETURN } from './remote-call.js';
-import type { RemoteToolExecutor } from './remote-executor.js';
 import {
   NO_LINK,
   RunStreams,

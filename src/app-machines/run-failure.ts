@@ -3,11 +3,11 @@ import type { ToolLoopOutput } from '../../machines/tool-loop.js';
 import { chainError } from '../chain/results.js';
 import type { ChainPartialResult } from '../chain/run-types.js';
 import type { StatecraftError } from '../errors.js';
+import { RunRecorder } from '../host/run-details.js';
 import type { Message } from '../messages.js';
 import { loopError } from '../tool-loop/results.js';
 import type { ToolLoopPartialResult } from '../tool-loop/run-types.js';
 import { Transcript } from '../transcript.js';
-import { RunRecorder } from './run-details.js';
 
 // How an app's machine reads a run it invoked. `chain.machine`, `loop.machine` and both
 // `durable(store)` actors end the same way: `onDone` with the machine's output, a failed run

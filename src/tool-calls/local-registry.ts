@@ -1,12 +1,12 @@
 import { ConfigError } from '../errors.js';
 import { isAsyncIterable } from '../host/async-iterable.js';
+import { jsonSafeOutput } from '../json-safe.js';
 import { failedToolResult, type ToolCall, type ToolResult } from '../messages.js';
 import type { ToolSpec } from '../model/language-model.js';
+import { ABORTED, raceAbort } from '../race-abort.js';
 import { formatZodError } from '../schema.js';
-import type { AnyTool } from './define-tool.js';
-import { type InvalidToolCallPolicy, invalidCallText } from './invalid-tool-call.js';
-import { ABORTED, raceAbort } from './race-abort.js';
-import { jsonSafeOutput } from './safe-output.js';
+import type { AnyTool } from '../tools/define-tool.js';
+import { type InvalidToolCallPolicy, invalidCallText } from '../tools/invalid-tool-call.js';
 
 export interface RunToolOptions {
   readonly signal?: AbortSignal;

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { StreamBatch } from '../../machines/chain.js';
 import type { ToolCall, ToolResult } from '../messages.js';
+import { ABORTED, raceAbort } from '../race-abort.js';
+import { defineTool } from '../tools/define-tool.js';
 import { DEADLINE, deadlineAfter } from './deadline.js';
-import { defineTool } from './define-tool.js';
-import { ABORTED, raceAbort } from './race-abort.js';
 import { closeIterator, readNext, streamErrorText } from './stream-steps.js';
 
 export const STOP_STREAM_TOOL = 'stop_stream';

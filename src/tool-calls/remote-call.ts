@@ -1,8 +1,8 @@
 import { isAsyncIterable } from '../host/async-iterable.js';
+import { jsonSafeOutput } from '../json-safe.js';
 import { failedToolResult, type ToolCall, type ToolResult } from '../messages.js';
-import { ABORTED, raceAbort } from './race-abort.js';
-import type { RemoteToolExecutor } from './remote-executor.js';
-import { jsonSafeOutput } from './safe-output.js';
+import { ABORTED, raceAbort } from '../race-abort.js';
+import type { RemoteToolExecutor } from '../tools/remote-executor.js';
 
 /** What `callRemote` answers when the remote resolved with something that is not a ToolResult. */
 export const NO_RETURN: unique symbol = Symbol('no return');

@@ -1,4 +1,4 @@
-import { jsonSafeOutput } from './safe-output.js';
+import { jsonSafeOutput } from '../json-safe.js';
 
 /**
  * The two steps every reader of a streaming tool takes (SPEC C11), made total: a tool's

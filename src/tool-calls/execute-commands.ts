@@ -4,8 +4,7 @@ import type { ApprovedCall, ToolCallDone } from '../host/run-details.js';
 import type { ToolCall, ToolResult } from '../messages.js';
 import type { ToolCommand } from '../plan/plan.js';
 import { recordOf, type ToolExecutionRecord } from '../plan/records.js';
-import { type ApprovalGate, approvedCall } from './approval-gate.js';
-import type { ToolCallJournal } from './call-journal.js';
+import { ABORTED, raceAbort } from '../race-abort.js';
 import {
   allCallsSettled,
   type HookedCall,
@@ -13,10 +12,11 @@ import {
   journaledHookFailure,
   ToolHookError,
   type ToolHooks,
-} from './hooks.js';
-import type { InvalidToolCallPolicy } from './invalid-tool-call.js';
+} from '../tools/hooks.js';
+import type { InvalidToolCallPolicy } from '../tools/invalid-tool-call.js';
+import { type ApprovalGate, approvedCall } from './approval-gate.js';
+import type { ToolCallJournal } from './call-journal.js';
 import type { LocalToolRegistry } from './local-registry.js';
-import { ABORTED, raceAbort } from './race-abort.js';
 import { closeIterator, readNext, streamErrorText } from './stream-steps.js';
 
 export interface ExecuteCommandsOptions {
