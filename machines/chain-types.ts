@@ -1,7 +1,8 @@
 // The chain machine's types: its config and input, its context, the effects it requests and
-// the events that answer them, and its output. Their own module, so the machine's helpers
-// (chain-output.ts, chain-steps.ts) read them without importing the machine, and chain.ts
-// opens on its policy.
+// the events that answer them, its output, and what its guards and actions read
+// (ChainArgs). Their own module, so the sibling modules that hold the guards' and actions'
+// bodies (chain-limits.ts, chain-transcript-actions.ts, …) read them without importing the
+// machine, and chain.ts opens on its policy.
 
 import type { StateMachine } from 'xstate';
 import type { ApprovalDecision, ApprovalTimeoutPolicy } from '../src/approvals/approval.js';

@@ -173,8 +173,8 @@ describe('maxTokens (C3)', () => {
   // call spends more than expected: a call expected to pass the budget is not made). Expected: partial.steps
   // has one entry per generation (iterations 1, 2, 3) and their usage sums to partial.usage
   // (120 tokens), as it does for the maxIterations failure. Actual: steps has iterations [1, 2]
-  // summing to 80 tokens. Cause: machines/chain.ts:461-463, the `isOverTokenLimit → failed`
-  // branch of `callModel.done` runs ['recordResponse', 'failOnTokenLimit'] without
+  // summing to 80 tokens. Cause: machines/chain.ts, `thinking` → `callModel.done`, the
+  // `isOverTokenLimit → failed` branch runs ['recordResponse', 'failOnTokenLimit'] without
   // 'recordStep' (the `hasToolCalls → failed` branch below it got 'recordStep').
   it('records a step for the generation that passed the budget', async () => {
     const { tool } = pingTool();
