@@ -93,6 +93,15 @@ export type CheckedValues<S extends Specs> = {
     : SpecValue<S[K]> | undefined;
 };
 
+/** The defaults of the options that have one. */
+export type DefaultsOf<S extends Specs> = {
+  readonly [K in keyof S as S[K] extends { readonly default: unknown } ? K : never]: S[K] extends {
+    readonly default: infer D;
+  }
+    ? D
+    : never;
+};
+
 /** An options object's described keys, check and defaults. */
 export interface OptionsDescription<S extends Specs> {
   /** The factory or function the options are given to, as problems name it: `createChain`. */
@@ -100,8 +109,8 @@ export interface OptionsDescription<S extends Specs> {
   readonly specs: S;
   /** Every key, in the order the checks run (and problems are reported). */
   readonly keys: readonly (keyof S & string)[];
-  /** The value of each option that has a default when it is not given. */
-  readonly defaults: Readonly<Partial<Record<keyof S, unknown>>>;
+  /** The value of each option that has a default, when it is not given. */
+  readonly defaults: DefaultsOf<S>;
   /**
    * Checks `options` (an object) into `problems` without throwing: unknown keys first, then
    * each option in key order. Returns the values that passed, defaults applied; a bad one is
@@ -131,7 +140,7 @@ export function describeOptions<const S extends Specs>(
     where,
     specs,
     keys: Object.freeze(keys),
-    defaults: Object.freeze(defaults),
+    defaults: Object.freeze(defaults) as unknown as DefaultsOf<S>,
     collect,
     parse(options: object) {
       const problems = new OptionProblems(where);
