@@ -130,8 +130,8 @@ export function oneOf<const V extends string, const D extends V | undefined = un
 }
 
 /** A function, refused as `must be a function <shape>`, e.g. `(result) => void`. */
-export function func<F>(shape: string): OptionSpec<F> {
-  return satisfies<F>((value) => typeof value === 'function', `must be a function ${shape}`);
+export function func<F>(shape: string, extra: Extra<F> = {}): OptionSpec<F> {
+  return satisfies<F>((value) => typeof value === 'function', `must be a function ${shape}`, extra);
 }
 
 /** The value a nested description checks to: every key maybe there. */
