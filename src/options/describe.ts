@@ -119,6 +119,15 @@ export interface OptionsDescription<S extends Specs> {
   collect(options: object, problems: OptionProblems): CheckedValues<S>;
   /** `collect`, then one ConfigError naming every problem, if any. */
   parse(options: object): CheckedValues<S>;
+  /**
+   * Checks the values of `keys` only (all by default), in key order, into `problems`: for a
+   * caller that refuses unknown keys its own way (e.g. saying where a misplaced one belongs).
+   */
+  checkValues(
+    options: object,
+    problems: OptionProblems,
+    keys?: readonly (keyof S & string)[],
+  ): CheckedValues<S>;
 }
 
 /** Describes an options object given to `where`; the keys' order is the checks' order. */
@@ -142,6 +151,11 @@ export function describeOptions<const S extends Specs>(
     keys: Object.freeze(keys),
     defaults: Object.freeze(defaults) as unknown as DefaultsOf<S>,
     collect,
+    checkValues(options: object, problems: OptionProblems, only = keys) {
+      const given = options as Readonly<Record<string, unknown>>;
+      const checked = keys.filter((key) => only.includes(key));
+      return checkEach(specs, checked, given, problems, '');
+    },
     parse(options: object) {
       const problems = new OptionProblems(where);
       const values = collect(options, problems);
