@@ -3,38 +3,56 @@ import { OptionProblems } from './problems.js';
 /**
  * Options described once: one description per options object, from which its check (unknown
  * keys refused with the nearest name, every problem at once in one ConfigError), its defaults,
- * its checked values' types and its docs table (test/options/docs-table.test.ts) derive.
+ * its checked values' types and its docs table derive. How to describe an options object:
  *
  * ```ts
  * // src/thing/options.ts
  * export interface ThingOptions {
  *   /** Attempts per call (default 3). *\/
  *   readonly retries?: number;
- *   readonly label?: string;
+ *   readonly mode?: 'fast' | 'safe';
+ *   readonly sampling?: { readonly seed?: number };
  * }
  * export const THING_OPTIONS = describeOptions('createThing', {
- *   retries: integer({ min: 0, default: 3 }),
- *   label: text(),
+ *   retries: integer(0, { default: 3 }),           // "must be an integer >= 0; got 1.5"
+ *   mode: oneOf(['fast', 'safe'], { defaultText: 'per model' }),
+ *   sampling: object({ seed: integer(0) }),        // typos refused as `sampling.sed`
  * });
- * // tsc fails here, naming the key, when the interface and the description drift apart
- * // (a key in one only, or a value type the other does not take).
+ * // tsc fails here, naming the key, when the interface and the description drift apart.
  * const _described: Describes<ThingOptions, typeof THING_OPTIONS> = true;
  *
  * // in the factory: every problem at once, defaults applied
- * const { retries, label } = THING_OPTIONS.parse(options); // retries: number
+ * const { retries, mode } = THING_OPTIONS.parse(options); // retries: number
  * ```
  *
- * Kinds of values (`integer`, `count`, `delay`, `flag`, `oneOf`, `object`, `satisfies`…) are
- * in ./kinds.ts; a kind is an `OptionSpec`, so a value no kind fits is described in place
- * with `satisfies(predicate, message)` or a spec of its own. A rule between options (one needs
- * another) is the `also` of the option it reports on, and runs in key order, so problems are
- * reported in the order the description lists its keys.
+ * - The kinds (`integer`, `count`, `positive`, `delay`, `timeLimit`, `name`, `model`, `flag`,
+ *   `oneOf`, `func`, `object`, `satisfies`, `unchecked`) are in ./kinds.ts; each wraps a check
+ *   of ./checks.ts, so messages stay as they were. A value no kind fits is
+ *   `satisfies<T>(test, message)`, or an `OptionSpec` of its own (`check` adds its problems
+ *   and returns the value, or undefined when it is bad).
+ * - Keys are checked in the order the description lists them, and problems reported in that
+ *   order (tests pin it). A rule between options (one needs another) is the `also` of the
+ *   option it reports on; it sees the raw options (`at.options`) and the values checked so
+ *   far (`at.values`), and may name another option (`at.problem(message, 'maxCost')`).
+ * - `collect(options, problems)` adds to a factory's own problems (e.g. its tools'), so they
+ *   are thrown together; `checkValues` checks values only, for a caller that refuses
+ *   unknown keys its own way (a run's options say where a misplaced key belongs).
+ * - What derives: the keys, the check, the defaults (`defaults`, applied by `parse`), the
+ *   checked values' types (a defaulted one is never undefined) and the docs' check. What is
+ *   checked, not derived: the public interface, which stays hand-written (generic in an
+ *   output type, with its doc comments, cheap for tsc and readable on hover); `Describes`
+ *   ties it to the description: the same keys, and each value type the same both ways (a
+ *   spec of type `unknown`, such as a generic schema, ties its key only).
+ * - The docs: `defaultText` says what the docs table's default column says when the default
+ *   is not a plain value; test/options/docs-table.test.ts checks a table lists exactly the
+ *   described keys with those defaults: add a description there to check its table.
  *
  * Why not a zod schema: the messages users read are pinned by tests ("must be an integer >= 1;
  * got 0", nested paths, "did you mean"), which zod's issues would have to be mapped back to one
  * by one; a description built at module load must cost next to nothing (`import('statecraft')`
- * is measured); and the public option interfaces stay hand-written (generic in the output
- * type, with their doc comments), tied to the description by `Describes` instead of inferred.
+ * is measured); and a zod-inferred public type would cost every user's tsc and read badly on
+ * hover. A zod schema can still describe one option: `satisfies((v) => schema.safeParse(v)
+ * .success, message)`.
  */
 
 /** Where an option's check runs: its dotted name, the problems so far, its siblings. */
