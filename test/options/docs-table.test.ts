@@ -74,7 +74,10 @@ function documented(rows: readonly Row[]): Map<string, string> {
   return found;
 }
 
-function expectDocumented(rows: readonly Row[] | undefined, options: OptionsDescription<Specs>) {
+function expectDocumented<S extends Specs>(
+  rows: readonly Row[] | undefined,
+  options: OptionsDescription<S>,
+) {
   expect(rows, 'the option table').toBeDefined();
   const table = documented(rows ?? []);
   const listed = [...table.keys()];
