@@ -24,7 +24,7 @@ import {
 import { LocalToolRegistry } from '../tool-calls/local-registry.js';
 import { answerValidator } from './answer-validation.js';
 import { chainEffects } from './effects.js';
-import { type ChainOptions, chainConfig } from './options.js';
+import { CHAIN_OPTIONS, type ChainOptions, chainConfig } from './options.js';
 import { chainCrashed, chainError, chainPartial, chainResult } from './results.js';
 import {
   type ChainRunResources,
@@ -77,7 +77,9 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
   // Every problem of the options is reported at once (SPEC Q4): the registry's (`tools`: an
   // array of defined tools, unique names), the schema's, and every other option's.
   const problems = new OptionProblems('createChain');
-  const checkedLocal = problems.check(() => new LocalToolRegistry(options.tools ?? []));
+  const checkedLocal = problems.check(
+    () => new LocalToolRegistry(options.tools ?? CHAIN_OPTIONS.defaults.tools),
+  );
   // SPEC C6: the schema an answer is checked against comes from outputSchema, or else from a
   // json_schema responseFormat; json_object only requires the answer to hold JSON.
   const format = options.responseFormat;
@@ -101,7 +103,7 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
     options.responseFormat ?? structured?.responseFormat;
   const { model } = options;
   let remote = options.remote;
-  const name = options.name ?? 'chain';
+  const name = options.name ?? CHAIN_OPTIONS.defaults.name;
 
   const tools: ChainToolSetup = { local, remote: () => remote, options, hooks: options };
   const host: RunHost<ChainRunTypes<T>> = new RunHost<ChainRunTypes<T>>({
@@ -141,7 +143,7 @@ export function createChain<T>(options: ChainOptions<T>): Chain<T> {
     const runInput =
       typeof run === 'string'
         ? { messages: [userMessage(run)] }
-        : checkedRunInput(run, `chain '${options.name ?? 'chain'}'`);
+        : checkedRunInput(run, `chain '${name}'`);
     return {
       config,
       messages: runInput.messages,

@@ -5,19 +5,25 @@ import type { PromptContract, PromptTool } from '../compile/convert-to-llm-reque
 import { type ModelPrices, priceOf } from '../cost.js';
 import { ConfigError } from '../errors.js';
 import type { JsonSchema, LanguageModel, ResponseFormat } from '../model/language-model.js';
+import { type Describes, describeOptions, type OptionContext } from '../options/describe.js';
 import {
-  checkModel,
-  checkToolCallControls,
-  countOrInfinity,
-  integerAtLeast,
-  optionalDelay,
-  optionalPositive,
-  optionalTimeLimit,
-  runName,
-} from '../options/checks.js';
-import type { EveryKeyListed } from '../options/keys.js';
-import { checkResponseFormat, checkSamplingSettings } from '../options/model-request-options.js';
+  count,
+  delay,
+  flag,
+  func,
+  integer,
+  model,
+  name,
+  object,
+  oneOf,
+  positive,
+  satisfies,
+  timeLimit,
+  unchecked,
+} from '../options/kinds.js';
+import { checkResponseFormat } from '../options/model-request-options.js';
 import { OptionProblems } from '../options/problems.js';
+import { TOOL_CALL_CONTROLS } from '../options/tool-call-controls.js';
 import type { StandardSchema } from '../structured/output-schema.js';
 import type { AnyTool } from '../tools/define-tool.js';
 import type { ToolCallHooks } from '../tools/hooks.js';
@@ -152,59 +158,6 @@ export interface ChainOptions<T = string> extends ToolCallHooks {
   };
 }
 
-/** Every option createChain knows: any other key is refused as a typo (SPEC Q4). */
-export const CHAIN_OPTION_KEYS = [
-  'model',
-  'name',
-  'tools',
-  'systemPrompt',
-  'baseInstruction',
-  'mustPrinciples',
-  'maxIterations',
-  'maxTokens',
-  'maxToolCalls',
-  'maxCost',
-  'prices',
-  'maxExecutionTime',
-  'earlyStopping',
-  'warningPrompt',
-  'warningThreshold',
-  'toolResponseInstructions',
-  'responseFormat',
-  'outputSchema',
-  'validateResult',
-  'beforeToolCall',
-  'afterToolCall',
-  'invalidToolCall',
-  'approvalTimeoutMs',
-  'onApprovalTimeout',
-  'maxApprovalReasonLength',
-  'warnRecursiveCalls',
-  'catchIntermediateResult',
-  'resultCacheKey',
-  'remote',
-  'toolConcurrency',
-  'toolTimeoutMs',
-  'streamBatchSize',
-  'modelSettings',
-] as const satisfies readonly (keyof ChainOptions)[];
-
-type Warnings = NonNullable<ChainOptions['warningPrompt']> &
-  NonNullable<ChainOptions['warningThreshold']>;
-const WARNING_KEYS = ['iterations', 'tokens'] as const satisfies readonly (keyof Warnings)[];
-type ModelSettings = NonNullable<ChainOptions['modelSettings']>;
-const MODEL_SETTINGS_KEYS = [
-  'temperature',
-  'topP',
-  'maxOutputTokens',
-  'seed',
-] as const satisfies readonly (keyof ModelSettings)[];
-
-// tsc fails on these, naming the option, when an interface gains one its list lacks.
-const _everyChainOptionListed: EveryKeyListed<ChainOptions, typeof CHAIN_OPTION_KEYS> = true;
-const _everyWarningKeyListed: EveryKeyListed<Warnings, typeof WARNING_KEYS> = true;
-const _everyModelSettingListed: EveryKeyListed<ModelSettings, typeof MODEL_SETTINGS_KEYS> = true;
-
 function warning(
   kind: 'iterations' | 'tokens',
   prompt: unknown,
@@ -226,17 +179,12 @@ function warning(
   return { prompt, threshold };
 }
 
-function checkEarlyStopping(options: ChainOptions<unknown>): EarlyStopping | undefined {
-  const { earlyStopping } = options;
-  if (earlyStopping === undefined) return undefined;
-  if (earlyStopping !== 'force' && earlyStopping !== 'generate') {
-    throw new ConfigError(
-      'earlyStopping',
-      `must be 'force' or 'generate'; got ${JSON.stringify(earlyStopping) ?? String(earlyStopping)}`,
-    );
-  }
-  // Always invalid, so refused here rather than at the limit: the stop message is text, it
-  // could not pass a schema, and a result that skipped the schema would lie about T.
+/**
+ * 'force' with structured output is always invalid, so refused here rather than at the limit:
+ * the stop message is text, it could not pass a schema, and a result that skipped the schema
+ * would lie about T.
+ */
+function forceWithText(options: Readonly<Record<string, unknown>>): void {
   const format = (options.responseFormat as { type?: unknown } | null | undefined)?.type;
   const structured =
     options.outputSchema !== undefined
@@ -244,87 +192,128 @@ function checkEarlyStopping(options: ChainOptions<unknown>): EarlyStopping | und
       : format && format !== 'text'
         ? `responseFormat (${JSON.stringify(format)})`
         : undefined;
-  if (earlyStopping === 'force' && structured) {
+  if (structured) {
     throw new ConfigError(
       'earlyStopping',
       `'force' cannot be combined with ${structured}: it ends a run with a text stop message, which is not structured output; use 'generate', whose final answer is validated like any`,
     );
   }
-  return earlyStopping;
 }
 
-/** The options that are plain texts, flags or lists of texts, which nothing derives from. */
-function checkPlainOptions(problems: OptionProblems, options: ChainOptions<unknown>): void {
-  for (const key of ['systemPrompt', 'baseInstruction'] as const) {
-    if (options[key] !== undefined && typeof options[key] !== 'string') {
-      problems.add(key, `must be a string; got ${typeof options[key]}`);
-    }
-  }
-  const principles: unknown = options.mustPrinciples;
-  if (
-    principles !== undefined &&
-    !(Array.isArray(principles) && principles.every((p) => typeof p === 'string'))
-  ) {
-    problems.add('mustPrinciples', 'must be an array of strings');
-  }
-  for (const key of ['warnRecursiveCalls', 'catchIntermediateResult'] as const) {
-    if (options[key] !== undefined && typeof options[key] !== 'boolean') {
-      problems.add(key, `must be true or false; got ${String(options[key])}`);
-    }
-  }
-  checkToolCallControls(options, problems);
-  if (options.validateResult !== undefined && typeof options.validateResult !== 'function') {
-    problems.add(
-      'validateResult',
-      'must be a function (result) => { ok: true } | { ok: false, message }',
-    );
-  }
-  if (
-    options.resultCacheKey !== undefined &&
-    (typeof options.resultCacheKey !== 'string' || !options.resultCacheKey)
-  ) {
-    problems.add('resultCacheKey', 'must be a non-empty string');
-  }
-  const remote: unknown = options.remote;
-  if (
-    remote !== undefined &&
-    (typeof remote !== 'object' ||
-      remote === null ||
-      typeof (remote as RemoteToolExecutor).execute !== 'function' ||
-      typeof (remote as RemoteToolExecutor).listTools !== 'function')
-  ) {
-    problems.add('remote', 'must implement listTools() and execute(call, { signal })');
-  }
-  const instructions = options.toolResponseInstructions;
-  if (instructions !== undefined && instructions !== false && typeof instructions !== 'string') {
-    problems.add('toolResponseInstructions', 'must be a string, or false for none');
+/** A nested warnings object, as its check left it. */
+type Warnings = { readonly iterations?: unknown; readonly tokens?: unknown } | undefined;
+
+/** A text warning and its threshold, given together; each kind's problem named once. */
+function checkWarnings(thresholds: Warnings, at: OptionContext): void {
+  const prompts = at.values.warningPrompt as Warnings;
+  for (const kind of ['iterations', 'tokens'] as const) {
+    at.problems.check(() => warning(kind, prompts?.[kind], thresholds?.[kind]));
   }
 }
 
-/** SPEC H3: maxToolCalls, maxCost and the prices it needs, as the config holds them. */
-function checkBudgets(
-  problems: OptionProblems,
-  options: ChainOptions<unknown>,
-): Pick<ChainConfig, 'maxToolCalls' | 'maxCost' | 'prices'> {
-  const maxToolCalls = problems.check(() =>
-    countOrInfinity('maxToolCalls', options.maxToolCalls, undefined),
+/** The prices, when given, for the chain's model; maxCost needs them. */
+function checkPrices(_: unknown, at: OptionContext): void {
+  const { prices, model } = at.options;
+  if (prices !== undefined) {
+    const modelId = (model as { modelId?: unknown } | undefined)?.modelId;
+    at.problems.check(() => priceOf('prices', prices, String(modelId)));
+  }
+  if (at.values.maxCost !== undefined && prices === undefined) {
+    at.problem('needs `prices` to price what the run spends', 'maxCost');
+  }
+}
+
+const isText = (value: unknown) => typeof value === 'string';
+const notText = (value: unknown) => `must be a string; got ${typeof value}`;
+const finite = () =>
+  satisfies<number>(
+    (value) => typeof value === 'number' && Number.isFinite(value),
+    (value) => `must be a finite number; got ${String(value)}`,
   );
-  const maxCost = problems.check(() => optionalPositive('maxCost', options.maxCost, false));
-  const modelId = (options.model as { modelId?: unknown } | undefined)?.modelId;
-  const prices =
-    options.prices === undefined
-      ? undefined
-      : problems.check(() => priceOf('prices', options.prices, String(modelId)));
-  if (maxCost !== undefined && options.prices === undefined) {
-    problems.add('maxCost', 'needs `prices` to price what the run spends');
-  }
-  return {
-    // Infinity is no limit: the config leaves it out.
-    ...(maxToolCalls !== undefined && Number.isFinite(maxToolCalls) && { maxToolCalls }),
-    ...(maxCost !== undefined && { maxCost }),
-    ...(prices && { prices }),
-  };
-}
+
+/**
+ * createChain's options described once (see src/options/describe.ts): their check, in the
+ * order problems are reported, their defaults and the docs table's default column.
+ * ChainOptions stays hand-written (generic in the result type, with its doc comments), tied
+ * to this description by `Describes` below.
+ */
+export const CHAIN_OPTIONS = describeOptions('createChain', {
+  model: model({ required: true, defaultText: 'required' }),
+  name: name('chain'),
+  maxIterations: count({ default: 10 }),
+  maxToolCalls: count({ defaultText: 'none' }),
+  maxCost: positive(false, { defaultText: 'none' }),
+  // Checked by `checkPrices`, which needs the model's id.
+  prices: unchecked<ModelPrices>({ defaultText: 'none', also: checkPrices }),
+  maxTokens: integer(1, { default: 128_000 }),
+  toolConcurrency: positive(true, { defaultText: 'all at once' }),
+  toolTimeoutMs: delay({ defaultText: 'none' }),
+  streamBatchSize: integer(1, { default: 5 }),
+  maxExecutionTime: timeLimit({ defaultText: 'none' }),
+  earlyStopping: oneOf(['force', 'generate'], {
+    defaultText: 'none (fail)',
+    also: (earlyStopping, at) => {
+      if (earlyStopping === 'force') at.problems.check(() => forceWithText(at.options));
+    },
+  }),
+  systemPrompt: satisfies<string>(isText, notText),
+  baseInstruction: satisfies<string>(isText, notText),
+  mustPrinciples: satisfies<readonly string[]>(
+    (value) => Array.isArray(value) && value.every(isText),
+    'must be an array of strings',
+  ),
+  warnRecursiveCalls: flag({ default: true }),
+  catchIntermediateResult: flag({ default: true }),
+  ...TOOL_CALL_CONTROLS,
+  validateResult: func<ValidateResult<unknown>>(
+    '(result) => { ok: true } | { ok: false, message }',
+  ),
+  resultCacheKey: satisfies<string>(
+    (value) => typeof value === 'string' && value !== '',
+    'must be a non-empty string',
+  ),
+  remote: satisfies<RemoteToolExecutor>(
+    (value) =>
+      typeof value === 'object' &&
+      value !== null &&
+      typeof (value as RemoteToolExecutor).execute === 'function' &&
+      typeof (value as RemoteToolExecutor).listTools === 'function',
+    'must implement listTools() and execute(call, { signal })',
+  ),
+  toolResponseInstructions: satisfies<string | false>(
+    (value) => value === false || typeof value === 'string',
+    'must be a string, or false for none',
+    { defaultText: 'the stream note, when a stream opens' },
+  ),
+  responseFormat: {
+    check: (value: unknown, at: OptionContext): ResponseFormat | undefined => {
+      const before = at.problems.size;
+      checkResponseFormat(at.problems, at.name, value);
+      return at.problems.size === before ? (value as ResponseFormat) : undefined;
+    },
+  },
+  modelSettings: object({
+    temperature: finite(),
+    topP: finite(),
+    maxOutputTokens: integer(1),
+    seed: satisfies<number>(
+      (value) => typeof value === 'number' && Number.isInteger(value),
+      (value) => `must be an integer; got ${String(value)}`,
+    ),
+  }),
+  warningPrompt: object({ iterations: unchecked<string>(), tokens: unchecked<string>() }),
+  warningThreshold: object(
+    { iterations: unchecked<number>(), tokens: unchecked<number>() },
+    { also: checkWarnings },
+  ),
+  // Checked by createChain, which builds the tool registry and the structured output from them.
+  tools: unchecked<readonly AnyTool[], readonly AnyTool[]>({ default: [] }),
+  outputSchema: unchecked(),
+});
+
+// tsc fails here, naming the option, when ChainOptions and its description drift apart: a
+// key in one only, or a value type the other does not take.
+const _described: Describes<ChainOptions<unknown>, typeof CHAIN_OPTIONS> = true;
 
 /**
  * Validates every option, reporting every problem at once (unknown keys, with the nearest
@@ -337,35 +326,19 @@ export function chainConfig(
   tools: readonly AnyTool[],
   problems: OptionProblems = new OptionProblems('createChain'),
 ): ChainConfig {
-  problems.unknownKeys(options, CHAIN_OPTION_KEYS);
-  problems.check(() => checkModel('model', options.model));
-  problems.check(() => runName('name', options.name, 'chain'));
-  const maxIterations = problems.check(() =>
-    countOrInfinity('maxIterations', options.maxIterations, 10),
-  );
-  const budgets = checkBudgets(problems, options);
-  const maxTokens = problems.check(() =>
-    integerAtLeast('maxTokens', options.maxTokens, 1, 128_000),
-  );
-  problems.check(() => optionalPositive('toolConcurrency', options.toolConcurrency, true));
-  problems.check(() => optionalDelay('toolTimeoutMs', options.toolTimeoutMs));
-  problems.check(() => integerAtLeast('streamBatchSize', options.streamBatchSize, 1, 5));
-  const maxExecutionTime = problems.check(() =>
-    optionalTimeLimit('maxExecutionTime', options.maxExecutionTime),
-  );
-  const earlyStopping = problems.check(() => checkEarlyStopping(options));
-  checkPlainOptions(problems, options);
-  checkResponseFormat(problems, 'responseFormat', options.responseFormat);
-  const settings = problems.nested('modelSettings', options.modelSettings, MODEL_SETTINGS_KEYS);
-  if (settings) checkSamplingSettings(problems, 'modelSettings', settings);
-  const prompts = problems.nested('warningPrompt', options.warningPrompt, WARNING_KEYS);
-  const thresholds = problems.nested('warningThreshold', options.warningThreshold, WARNING_KEYS);
-  const iterationWarning = problems.check(() =>
-    warning('iterations', prompts?.iterations, thresholds?.iterations),
-  );
-  const tokenWarning = problems.check(() => warning('tokens', prompts?.tokens, thresholds?.tokens));
+  const checked = CHAIN_OPTIONS.collect(options, problems);
   // Before anything is derived: a failed check left its value undefined.
   problems.throwIfAny();
+  const { maxIterations, maxTokens, maxToolCalls, maxCost, maxExecutionTime } = checked;
+  const settings = checked.modelSettings;
+  const warnings = {
+    iterations: warning(
+      'iterations',
+      options.warningPrompt?.iterations,
+      options.warningThreshold?.iterations,
+    ),
+    tokens: warning('tokens', options.warningPrompt?.tokens, options.warningThreshold?.tokens),
+  };
   const instructions = options.toolResponseInstructions;
   // Frozen, with copies of the caller's arrays: the compile pipeline renders a frozen
   // contract's tool blocks once, which is only right if nothing can change it afterwards.
@@ -378,16 +351,20 @@ export function chainConfig(
     tools: Object.freeze(tools.map(promptTool)),
   });
   return {
-    // Defined: their checks passed, or throwIfAny would have thrown.
-    maxIterations: maxIterations as number,
-    maxTokens: maxTokens as number,
-    ...budgets,
+    maxIterations,
+    maxTokens,
+    // Infinity is no limit: the config leaves it out.
+    ...(maxToolCalls !== undefined && Number.isFinite(maxToolCalls) && { maxToolCalls }),
+    ...(maxCost !== undefined && { maxCost }),
+    ...(options.prices !== undefined && {
+      prices: priceOf('prices', options.prices, String(options.model.modelId)),
+    }),
     ...(typeof settings?.maxOutputTokens === 'number' && {
       maxOutputTokens: settings.maxOutputTokens,
     }),
     warnings: {
-      ...(iterationWarning && { iterations: iterationWarning }),
-      ...(tokenWarning && { tokens: tokenWarning }),
+      ...(warnings.iterations && { iterations: warnings.iterations }),
+      ...(warnings.tokens && { tokens: warnings.tokens }),
     },
     ...(instructions !== false && {
       toolResponseInstructions:
@@ -395,17 +372,17 @@ export function chainConfig(
           ? { text: DEFAULT_TOOL_RESPONSE_INSTRUCTIONS, when: 'streams' as const }
           : { text: instructions, when: 'always' as const },
     }),
-    warnRecursiveCalls: options.warnRecursiveCalls ?? true,
+    warnRecursiveCalls: checked.warnRecursiveCalls,
     duplicateWarnTools: tools.filter((t) => t.duplicateCallWarn).map((t) => t.name),
     returnDirectTools: tools.filter((t) => t.returnDirect).map((t) => t.name),
     ...(maxExecutionTime !== undefined && { maxExecutionTime }),
-    ...(earlyStopping !== undefined && { earlyStopping }),
+    ...(checked.earlyStopping !== undefined && { earlyStopping: checked.earlyStopping }),
     ...(options.onApprovalTimeout === 'fail' && { approvalTimeout: 'fail' as const }),
     // Only when given: a journal begun before the option existed resumes with the same config.
     ...(options.maxApprovalReasonLength !== undefined && {
       maxApprovalReasonLength: options.maxApprovalReasonLength,
     }),
-    catchIntermediateResult: options.catchIntermediateResult ?? true,
+    catchIntermediateResult: checked.catchIntermediateResult,
     ...(options.resultCacheKey !== undefined && { resultCacheKey: options.resultCacheKey }),
     contract,
   };

@@ -1,7 +1,7 @@
 import { checkInspector } from '../observe/inspect-runs.js';
 import { observersFor, RUN_OBSERVERS } from '../observe/registry.js';
-import { optionalPositive } from '../options/checks.js';
-import type { EveryKeyListed } from '../options/keys.js';
+import { type Describes, describeOptions } from '../options/describe.js';
+import { flag, positive, satisfies, unchecked } from '../options/kinds.js';
 import { OptionProblems } from '../options/problems.js';
 import type { RunConfig } from '../run-config/config.js';
 import type { HostedRunOptions } from './run-kind.js';
@@ -18,25 +18,71 @@ export type RunEntry = 'invoke' | 'stream' | 'batch' | 'resume' | 'durable' | 'p
 /** The options' own names (their symbol keys are internal wires, never users' options). */
 type NamedOptions<T> = { [K in keyof T as K extends string ? K : never]: T[K] };
 
-/** Every option a chain's or tool loop's run takes. */
-export const RUN_OPTION_KEYS = [
-  'signal',
-  'inspect',
-  'observers',
-  'parentRunId',
-  'runId',
-  'store',
-  'beforeToolCall',
-  'afterToolCall',
-  'approve',
-  'parkForApproval',
-] as const satisfies readonly (keyof HostedRunOptions)[];
+/** The type of a run option. */
+type RunOption<K extends keyof NamedOptions<HostedRunOptions>> = NonNullable<
+  NamedOptions<HostedRunOptions>[K]
+>;
 
-// tsc fails here, naming the option, when HostedRunOptions gains one the list lacks.
-const _everyRunOptionListed: EveryKeyListed<
-  NamedOptions<HostedRunOptions>,
-  typeof RUN_OPTION_KEYS
-> = true;
+const hook = <K extends 'beforeToolCall' | 'afterToolCall' | 'approve'>() =>
+  satisfies<RunOption<K>>(
+    (value) => typeof value === 'function',
+    (value) => `must be a function; got ${kindOf(value)}`,
+  );
+
+/**
+ * The options a chain's or tool loop's run takes, described once (see
+ * src/options/describe.ts): each value's check, in the order problems are reported. Which
+ * entry takes which, and what they need of each other, is checkRunOptions' below.
+ */
+export const RUN_OPTIONS = describeOptions('invoke()', {
+  signal: satisfies<RunOption<'signal'>>(
+    isAbortSignal,
+    (value) => `must be an AbortSignal (new AbortController().signal); got ${kindOf(value)}`,
+    { defaultText: 'none' },
+  ),
+  inspect: unchecked<RunOption<'inspect'>>({
+    also: (inspect, at) => {
+      if (inspect !== undefined) at.problems.check(() => checkInspector(inspect, 'inspect'));
+    },
+  }),
+  observers: unchecked<RunOption<'observers'>>({
+    defaultText: 'the registered observers',
+    also: (observers, at) => {
+      if (observers !== undefined) at.problems.check(() => observersFor(observers, []));
+    },
+  }),
+  parentRunId: satisfies<RunOption<'parentRunId'>>(
+    (value) => typeof value === 'string',
+    (value) => `must be a run id string; got ${kindOf(value)}`,
+  ),
+  beforeToolCall: hook<'beforeToolCall'>(),
+  afterToolCall: hook<'afterToolCall'>(),
+  approve: hook<'approve'>(),
+  parkForApproval: flag(
+    { default: false },
+    (value) => `must be true or false; got ${kindOf(value)}`,
+  ),
+  runId: satisfies<RunOption<'runId'>>(
+    (value) => typeof value === 'string',
+    (value) => `must be a string (letters, digits, '.', '_', '-'); got ${kindOf(value)}`,
+    { defaultText: 'none (not journaled)' },
+  ),
+  store: satisfies<RunOption<'store'>>(
+    isJournalStore,
+    'must be a JournalStore (fileStore(dir), memoryStore())',
+  ),
+});
+
+// tsc fails here, naming the option, when HostedRunOptions and its description drift apart.
+const _described: Describes<NamedOptions<HostedRunOptions>, typeof RUN_OPTIONS> = true;
+
+/** Every option a chain's or tool loop's run takes. */
+export const RUN_OPTION_KEYS = RUN_OPTIONS.keys;
+
+/** `batch()` also takes how many runs go at once. */
+export const BATCH_OPTIONS = describeOptions('batch()', {
+  concurrency: positive(true, { defaultText: 'all at once' }),
+});
 
 /**
  * A Runnable's config keys that a run does not take. A function step hands its config on
@@ -100,7 +146,7 @@ export function checkRunOptions(
   const elsewhere = GIVEN_ELSEWHERE[entry];
   const handedOn = Object.hasOwn(given, RUN_OBSERVERS);
   const known: string[] = [...RUN_OPTION_KEYS, ...Object.keys(elsewhere)];
-  if (entry === 'batch') known.push('concurrency');
+  if (entry === 'batch') known.push(...BATCH_OPTIONS.keys);
   if (handedOn) known.push(...RUNNABLE_CONFIG_KEYS);
   const configKeys: readonly string[] = RUNNABLE_CONFIG_KEYS;
   const foreign = Object.keys(given).filter((key) => !known.includes(key));
@@ -130,42 +176,23 @@ function checkValues(
   options: Readonly<Record<string, unknown>>,
   entry: RunEntry,
 ): void {
-  const { signal, inspect, observers, parentRunId, runId, store } = options;
-  if (signal !== undefined && !isAbortSignal(signal)) {
-    problems.add(
-      'signal',
-      `must be an AbortSignal (new AbortController().signal); got ${kindOf(signal)}`,
-    );
-  }
-  if (inspect !== undefined) problems.check(() => checkInspector(inspect, 'inspect'));
-  if (observers !== undefined) problems.check(() => observersFor(observers as never, []));
-  if (parentRunId !== undefined && typeof parentRunId !== 'string') {
-    problems.add('parentRunId', `must be a run id string; got ${kindOf(parentRunId)}`);
-  }
-  for (const hook of ['beforeToolCall', 'afterToolCall', 'approve'] as const) {
-    const value = options[hook];
-    if (value !== undefined && typeof value !== 'function') {
-      problems.add(hook, `must be a function; got ${kindOf(value)}`);
-    }
-  }
-  const { parkForApproval } = options;
-  if (parkForApproval !== undefined && typeof parkForApproval !== 'boolean') {
-    problems.add('parkForApproval', `must be true or false; got ${kindOf(parkForApproval)}`);
-  }
-  if (entry === 'batch') {
-    problems.check(() => optionalPositive('concurrency', options.concurrency, true));
-  }
   // Where the run is journaled: checked here only where the entry takes them itself.
-  if (entry === 'durable' || entry === 'planOnly') return;
-  if (runId !== undefined && entry !== 'resume' && typeof runId !== 'string') {
-    problems.add(
-      'runId',
-      `must be a string (letters, digits, '.', '_', '-'); got ${kindOf(runId)}`,
-    );
-  }
-  if (store !== undefined && !isJournalStore(store)) {
-    problems.add('store', 'must be a JournalStore (fileStore(dir), memoryStore())');
-  }
+  const journaled = entry !== 'durable' && entry !== 'planOnly';
+  const checked = RUN_OPTIONS.keys.filter(
+    (key) =>
+      (key !== 'runId' || (journaled && entry !== 'resume')) && (key !== 'store' || journaled),
+  );
+  // batch's concurrency is checked after the run options' hooks, before where it is journaled.
+  const first = checked.filter((key) => key !== 'runId' && key !== 'store');
+  RUN_OPTIONS.checkValues(options, problems, first);
+  if (entry === 'batch') BATCH_OPTIONS.checkValues(options, problems);
+  RUN_OPTIONS.checkValues(
+    options,
+    problems,
+    checked.filter((key) => !(first as readonly string[]).includes(key)),
+  );
+  if (!journaled) return;
+  const { runId, store, parkForApproval } = options;
   if (entry === 'resume') {
     if (store === undefined) problems.add('store', 'resume(runId, { store }) needs the store');
     return;

@@ -1,9 +1,8 @@
 import { ConfigError } from '../errors.js';
 import type { LanguageModel } from '../model/language-model.js';
-import { invalidToolCallProblem } from '../tools/invalid-tool-call.js';
-import type { OptionProblems } from './problems.js';
 
-// Checks shared by every runtime's options: each throws a ConfigError naming the option.
+// Checks shared by every runtime's options: each throws a ConfigError naming the option. The
+// kinds of ./kinds.ts wrap them, so a described option is refused in the same words.
 
 /** A name for callbacks and stream events: a non-empty string, or `fallback`. */
 export function runName(option: string, value: unknown, fallback: string): string {
@@ -119,44 +118,4 @@ export function checkModel(option: string, model: unknown): asserts model is Lan
       `implements LanguageModel ${String(candidate.specificationVersion)}; this runtime needs v1`,
     );
   }
-}
-
-/**
- * The tool-call controls chains and tool loops share (SPEC H1, H2, H4): `beforeToolCall` /
- * `afterToolCall` are functions, `invalidToolCall` a policy, `approvalTimeoutMs` a delay,
- * `onApprovalTimeout` 'reject' or 'fail', and `maxApprovalReasonLength` an integer >= 1.
- */
-export function checkToolCallControls(
-  options: {
-    readonly beforeToolCall?: unknown;
-    readonly afterToolCall?: unknown;
-    readonly invalidToolCall?: unknown;
-    readonly approvalTimeoutMs?: unknown;
-    readonly onApprovalTimeout?: unknown;
-    readonly maxApprovalReasonLength?: unknown;
-  },
-  problems: OptionProblems,
-): void {
-  if (options.beforeToolCall !== undefined && typeof options.beforeToolCall !== 'function') {
-    problems.add(
-      'beforeToolCall',
-      'must be a function (call, tool, context) => undefined | { cancel } | { arguments }',
-    );
-  }
-  if (options.afterToolCall !== undefined && typeof options.afterToolCall !== 'function') {
-    problems.add('afterToolCall', 'must be a function (call, tool, result, context) => void');
-  }
-  const invalid = invalidToolCallProblem(options.invalidToolCall);
-  if (invalid) problems.add('invalidToolCall', invalid);
-  problems.check(() => optionalDelay('approvalTimeoutMs', options.approvalTimeoutMs));
-  const onTimeout = options.onApprovalTimeout;
-  if (onTimeout !== undefined && onTimeout !== 'reject' && onTimeout !== 'fail') {
-    problems.add(
-      'onApprovalTimeout',
-      `must be 'reject' or 'fail'; got ${JSON.stringify(onTimeout)}`,
-    );
-  }
-  problems.check(() =>
-    integerAtLeast('maxApprovalReasonLength', options.maxApprovalReasonLength, 1, 0),
-  );
 }

@@ -1,10 +1,11 @@
 /**
  * `true` when `Keys` lists every key of `Options`; otherwise an object naming the keys it
- * lacks. A factory declares its known-key list and then
+ * lacks. For a key list kept by hand (a response format's keys by type, an adapter's options
+ * not yet described with ./describe.ts, whose `Describes` does this and more):
  *
  * ```ts
- * const CHAIN_OPTION_KEYS = ['model', …] as const satisfies readonly (keyof ChainOptions)[];
- * const _everyKeyListed: EveryKeyListed<ChainOptions, typeof CHAIN_OPTION_KEYS> = true;
+ * const RETRY_OPTION_KEYS = ['retries', …] as const satisfies readonly (keyof RetryOptions)[];
+ * const _everyKeyListed: EveryKeyListed<RetryOptions, typeof RETRY_OPTION_KEYS> = true;
  * ```
  *
  * so the list can drift from the interface in neither direction: `satisfies` refuses a name

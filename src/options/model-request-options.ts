@@ -2,44 +2,10 @@ import type { ResponseFormat } from '../model/language-model.js';
 import type { EveryKeyListed } from './keys.js';
 import type { OptionProblems } from './problems.js';
 
-// Checks of the settings a factory sends with every model call (a chain's `modelSettings`
-// and `responseFormat`). Checked when the factory is built, so a typo such as
-// `modelSettings.temprature` is an error then, not a setting every provider silently ignores.
-
-/**
- * The values of the sampling settings found in `settings` (a nested object already checked
- * for unknown keys); `option` is its name, e.g. `modelSettings`. Provider-specific ranges
- * (a temperature above 1 or 2) are left to the provider, which knows them.
- */
-export function checkSamplingSettings(
-  problems: OptionProblems,
-  option: string,
-  settings: Readonly<Record<string, unknown>>,
-): void {
-  for (const key of ['temperature', 'topP'] as const) {
-    const value = settings[key];
-    if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value))) {
-      problems.add(`${option}.${key}`, `must be a finite number; got ${String(value)}`);
-    }
-  }
-  const { maxOutputTokens, seed } = settings;
-  if (
-    maxOutputTokens !== undefined &&
-    !(
-      typeof maxOutputTokens === 'number' &&
-      Number.isInteger(maxOutputTokens) &&
-      maxOutputTokens >= 1
-    )
-  ) {
-    problems.add(
-      `${option}.maxOutputTokens`,
-      `must be an integer >= 1; got ${String(maxOutputTokens)}`,
-    );
-  }
-  if (seed !== undefined && !(typeof seed === 'number' && Number.isInteger(seed))) {
-    problems.add(`${option}.seed`, `must be an integer; got ${String(seed)}`);
-  }
-}
+// The check of a response format a factory sends with every model call (a chain's
+// `responseFormat`; its `modelSettings` are described with its options). Checked when the
+// factory is built, so a typo such as `responseFormat.strikt` is an error then, not a setting
+// every provider silently ignores.
 
 type FormatType = ResponseFormat['type'];
 

@@ -8,11 +8,13 @@ import { nearestName } from './nearest-name.js';
  * does not know, suggesting the nearest known one.
  *
  * ```ts
- * const problems = new OptionProblems('createChain');
- * problems.unknownKeys(options, CHAIN_OPTION_KEYS);
- * const maxIterations = problems.check(() => integerAtLeast('maxIterations', options.maxIterations, 1, 10));
+ * const problems = new OptionProblems('createThing');
+ * problems.unknownKeys(options, ['retries', 'label']);
+ * const retries = problems.check(() => integerAtLeast('retries', options.retries, 0, 3));
  * problems.throwIfAny();
  * ```
+ *
+ * A description (./describe.ts) does this for a whole options object.
  */
 export class OptionProblems {
   readonly #where: string;

@@ -1,8 +1,6 @@
-import { isAbortSignal, RUN_OPTION_KEYS } from '../host/run-options.js';
-import { checkInspector } from '../observe/inspect-runs.js';
-import { observersFor } from '../observe/registry.js';
-import { optionalPositive } from '../options/checks.js';
-import type { EveryKeyListed } from '../options/keys.js';
+import { BATCH_OPTIONS, isAbortSignal, RUN_OPTION_KEYS, RUN_OPTIONS } from '../host/run-options.js';
+import { type Describes, describeOptions } from '../options/describe.js';
+import { satisfies } from '../options/kinds.js';
 import { OptionProblems } from '../options/problems.js';
 import type { RunConfig } from '../run-config/config.js';
 
@@ -11,20 +9,41 @@ import type { RunConfig } from '../run-config/config.js';
 // config carries what every Runnable shares, not one kind's run options). Each Runnable run
 // checks its config whole before anything runs.
 
-/** Every key of a Runnable's config. */
-const RUN_CONFIG_KEYS = [
-  'signal',
-  'callbacks',
-  'parentRunId',
-  'runName',
-  'intermediateResults',
-  'sessionId',
-  'inspect',
-  'observers',
-] as const satisfies readonly (keyof RunConfig)[];
+type Config<K extends keyof RunConfig> = NonNullable<RunConfig[K]>;
 
-// tsc fails here, naming the key, when RunConfig gains one the list lacks.
-const _everyRunConfigKeyListed: EveryKeyListed<RunConfig, typeof RUN_CONFIG_KEYS> = true;
+const text = <K extends 'parentRunId' | 'runName' | 'sessionId'>() =>
+  satisfies<Config<K>>(
+    (value) => typeof value === 'string',
+    (value) => `must be a string; got ${typeof value}`,
+  );
+
+/**
+ * A Runnable's config described once (see src/options/describe.ts): each value's check, in
+ * the order problems are reported.
+ */
+export const RUN_CONFIG = describeOptions('invoke()', {
+  signal: satisfies<Config<'signal'>>(
+    isAbortSignal,
+    'must be an AbortSignal (new AbortController().signal)',
+    { defaultText: 'none' },
+  ),
+  callbacks: satisfies<Config<'callbacks'>>(
+    (value) => (Array.isArray(value) ? value : [value]).every(isObject),
+    'must be an object { onStart?, onEnd?, onError? } or a list of them',
+  ),
+  parentRunId: text<'parentRunId'>(),
+  runName: text<'runName'>(),
+  sessionId: text<'sessionId'>(),
+  intermediateResults: satisfies<Config<'intermediateResults'>>(
+    (value) => isObject(value) && 'current' in value,
+    'must be an object { current } (a sequence makes one)',
+  ),
+  inspect: RUN_OPTIONS.specs.inspect,
+  observers: RUN_OPTIONS.specs.observers,
+});
+
+// tsc fails here, naming the key, when RunConfig and its description drift apart.
+const _described: Describes<RunConfig, typeof RUN_CONFIG> = true;
 
 /**
  * Throws one ConfigError naming every problem of `config` (a run of `where`, e.g.
@@ -35,13 +54,13 @@ export function checkRunConfig(config: unknown, where: string, batch = false): v
   if (config === undefined) return;
   const problems = new OptionProblems(where);
   if (typeof config !== 'object' || config === null || Array.isArray(config)) {
-    problems.add('config', `must be an object { ${RUN_CONFIG_KEYS.join('?, ')}? }`);
+    problems.add('config', `must be an object { ${RUN_CONFIG.keys.join('?, ')}? }`);
     problems.throwIfAny();
     return;
   }
   const given = config as Readonly<Record<string, unknown>>;
-  const known: string[] = [...RUN_CONFIG_KEYS];
-  if (batch) known.push('concurrency');
+  const known: string[] = [...RUN_CONFIG.keys];
+  if (batch) known.push(...BATCH_OPTIONS.keys);
   const runOptions: readonly string[] = RUN_OPTION_KEYS;
   const agentOnly = Object.keys(given).filter((k) => !known.includes(k) && runOptions.includes(k));
   problems.unknownKeys(
@@ -58,33 +77,11 @@ export function checkRunConfig(config: unknown, where: string, batch = false): v
       "is a run option of a chain or tool loop, which a Runnable's config does not carry: pass it to chain.invoke(input, options) (or loop.invoke)",
     );
   }
-  checkValues(problems, given);
-  if (batch) problems.check(() => optionalPositive('concurrency', given.concurrency, true));
+  RUN_CONFIG.checkValues(given, problems);
+  if (batch) BATCH_OPTIONS.checkValues(given, problems);
   problems.throwIfAny();
 }
 
-function checkValues(problems: OptionProblems, config: Readonly<Record<string, unknown>>): void {
-  const { signal, callbacks, inspect, observers, intermediateResults } = config;
-  if (signal !== undefined && !isAbortSignal(signal)) {
-    problems.add('signal', 'must be an AbortSignal (new AbortController().signal)');
-  }
-  const list = Array.isArray(callbacks) ? callbacks : callbacks === undefined ? [] : [callbacks];
-  if (list.some((c) => typeof c !== 'object' || c === null)) {
-    problems.add('callbacks', 'must be an object { onStart?, onEnd?, onError? } or a list of them');
-  }
-  for (const key of ['parentRunId', 'runName', 'sessionId'] as const) {
-    if (config[key] !== undefined && typeof config[key] !== 'string') {
-      problems.add(key, `must be a string; got ${typeof config[key]}`);
-    }
-  }
-  if (
-    intermediateResults !== undefined &&
-    (typeof intermediateResults !== 'object' ||
-      intermediateResults === null ||
-      !('current' in intermediateResults))
-  ) {
-    problems.add('intermediateResults', 'must be an object { current } (a sequence makes one)');
-  }
-  if (inspect !== undefined) problems.check(() => checkInspector(inspect, 'inspect'));
-  if (observers !== undefined) problems.check(() => observersFor(observers as never, []));
+function isObject(value: unknown): value is object {
+  return typeof value === 'object' && value !== null;
 }

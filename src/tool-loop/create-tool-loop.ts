@@ -13,7 +13,7 @@ import { OptionProblems } from '../options/problems.js';
 import { planResponseFormat } from '../plan/planner-context.js';
 import { LocalToolRegistry } from '../tool-calls/local-registry.js';
 import { toolLoopEffects } from './effects.js';
-import { type ToolLoopOptions, toolLoopConfig } from './options.js';
+import { TOOL_LOOP_OPTIONS, type ToolLoopOptions, toolLoopConfig } from './options.js';
 import {
   cancelledBeforeStart,
   loopCrashed,
@@ -60,12 +60,14 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
   }
   // Every problem of the options at once (SPEC Q4), the registry's (`tools`) included.
   const problems = new OptionProblems('createToolLoop');
-  const checkedRegistry = problems.check(() => new LocalToolRegistry(options.tools ?? []));
-  const config: ToolLoopConfig = toolLoopConfig(options, checkedRegistry?.list() ?? [], problems);
+  const checkedRegistry = problems.check(
+    () => new LocalToolRegistry(options.tools ?? TOOL_LOOP_OPTIONS.defaults.tools),
+  );
+  const config: ToolLoopConfig = toolLoopConfig(options, problems);
   const registry = checkedRegistry as LocalToolRegistry; // toolLoopConfig threw otherwise
   const specs = registry.specs();
   const { model, planner } = options;
-  const name = options.name ?? 'tool-loop';
+  const name = options.name ?? TOOL_LOOP_OPTIONS.defaults.name;
   const approvalSetup = { registry, approvalTimeoutMs: options.approvalTimeoutMs };
   // planOnly()'s runs: a probe that executes nothing needs no one to decide approvals.
   const probes = new WeakSet<object>();
@@ -119,13 +121,11 @@ export function createToolLoop(options: ToolLoopOptions): ToolLoop {
       typeof runInput.userInput !== 'string'
     ) {
       throw new InputError(
-        `tool loop '${options.name ?? 'tool-loop'}': input must be a string, or { userInput: string, extraRequirement?: string }; got ${runInput === null ? 'null' : typeof runInput}`,
+        `tool loop '${name}': input must be a string, or { userInput: string, extraRequirement?: string }; got ${runInput === null ? 'null' : typeof runInput}`,
       );
     }
     if (runInput.extraRequirement !== undefined && typeof runInput.extraRequirement !== 'string') {
-      throw new InputError(
-        `tool loop '${options.name ?? 'tool-loop'}': input.extraRequirement must be a string`,
-      );
+      throw new InputError(`tool loop '${name}': input.extraRequirement must be a string`);
     }
     return {
       config: runConfig,

@@ -2,17 +2,21 @@ import type { ToolLoopConfig } from '../../machines/tool-loop.js';
 import type { ApprovalTimeoutPolicy } from '../approvals/approval.js';
 import type { Chain } from '../chain/chain.js';
 import type { LanguageModel } from '../model/language-model.js';
+import { type Describes, describeOptions } from '../options/describe.js';
 import {
-  checkModel,
-  checkToolCallControls,
-  countOrInfinity,
-  integerAtLeast,
-  optionalDelay,
-  optionalPositive,
-  runName,
-} from '../options/checks.js';
-import type { EveryKeyListed } from '../options/keys.js';
+  count,
+  delay,
+  flag,
+  func,
+  integer,
+  model,
+  name,
+  positive,
+  satisfies,
+  unchecked,
+} from '../options/kinds.js';
 import { OptionProblems } from '../options/problems.js';
+import { TOOL_CALL_CONTROLS } from '../options/tool-call-controls.js';
 import type { PlannerContext } from '../plan/planner-context.js';
 import type { AnyTool } from '../tools/define-tool.js';
 import type { ToolCallHooks } from '../tools/hooks.js';
@@ -97,32 +101,65 @@ export interface ToolLoopOptions extends ToolCallHooks {
   readonly maxApprovalReasonLength?: number;
 }
 
-/** Every option createToolLoop knows: any other key is refused as a typo (SPEC Q4). */
-export const TOOL_LOOP_OPTION_KEYS = [
-  'model',
-  'name',
-  'planner',
-  'tools',
-  'enabled',
-  'maxRounds',
-  'maxToolCalls',
-  'concurrency',
-  'timeout',
-  'planRetries',
-  'instant',
-  'respond',
-  'instructions',
-  'beforeToolCall',
-  'afterToolCall',
-  'invalidToolCall',
-  'approvalTimeoutMs',
-  'onApprovalTimeout',
-  'maxApprovalReasonLength',
-] as const satisfies readonly (keyof ToolLoopOptions)[];
+const notBoolean = (value: unknown) => `must be a boolean; got ${String(value)}`;
 
-// tsc fails here, naming the option, when ToolLoopOptions gains one the list lacks.
-const _everyToolLoopOptionListed: EveryKeyListed<ToolLoopOptions, typeof TOOL_LOOP_OPTION_KEYS> =
-  true;
+/** A response of your own: a chain (anything with invoke) or a function. */
+function isResponder(value: unknown): boolean {
+  return (
+    typeof value === 'boolean' ||
+    typeof value === 'function' ||
+    (typeof value === 'object' &&
+      value !== null &&
+      typeof (value as { invoke?: unknown }).invoke === 'function')
+  );
+}
+
+/**
+ * createToolLoop's options described once (see src/options/describe.ts): their check, in the
+ * order problems are reported, their defaults and the docs table's default column.
+ * ToolLoopOptions stays hand-written (with its doc comments), tied to this description by
+ * `Describes` below.
+ */
+export const TOOL_LOOP_OPTIONS = describeOptions('createToolLoop', {
+  ...TOOL_CALL_CONTROLS,
+  model: model(),
+  name: name('tool-loop'),
+  planner: func<Planner>('(context, { signal }) => plan', {
+    defaultText: 'the model',
+    also: (planner, at) => {
+      const { model, tools } = at.options;
+      if (model === undefined && planner === undefined && Array.isArray(tools) && tools.length) {
+        at.problem('is required unless a `planner` function is given', 'model');
+      }
+    },
+  }),
+  enabled: flag({ default: true }, notBoolean),
+  maxRounds: integer(0, { default: 5 }),
+  maxToolCalls: count({ defaultText: 'none' }),
+  concurrency: positive(true, { defaultText: 'all at once' }),
+  timeout: delay({ defaultText: 'none' }),
+  planRetries: integer(0, { default: 1 }),
+  instant: flag({ default: true }, notBoolean),
+  respond: satisfies<boolean | Chain<unknown> | Responder>(
+    isResponder,
+    'must be true (a call to `model`), false, a chain from createChain(), or a function',
+    {
+      defaultText: 'true with `model`',
+      also: (_, at) => {
+        if (at.options.respond === true && at.options.model === undefined) {
+          at.problem('is true, but there is no `model` to respond with');
+        }
+      },
+    },
+  ),
+  instructions: satisfies<string>((value) => typeof value === 'string', 'must be a string'),
+  // Checked by createToolLoop, which builds the tool registry from them.
+  tools: unchecked<readonly AnyTool[], readonly AnyTool[]>({ default: [] }),
+});
+
+// tsc fails here, naming the option, when ToolLoopOptions and its description drift apart: a
+// key in one only, or a value type the other does not take.
+const _described: Describes<ToolLoopOptions, typeof TOOL_LOOP_OPTIONS> = true;
 
 /**
  * Validates every option (SPEC T8), reporting every problem at once (unknown keys, with the
@@ -131,61 +168,20 @@ const _everyToolLoopOptionListed: EveryKeyListed<ToolLoopOptions, typeof TOOL_LO
  */
 export function toolLoopConfig(
   options: ToolLoopOptions,
-  tools: readonly AnyTool[],
   problems: OptionProblems = new OptionProblems('createToolLoop'),
 ): ToolLoopConfig {
-  problems.unknownKeys(options, TOOL_LOOP_OPTION_KEYS);
-  checkToolCallControls(options, problems);
-  if (options.model !== undefined) problems.check(() => checkModel('model', options.model));
-  problems.check(() => runName('name', options.name, 'tool-loop'));
-  if (options.planner !== undefined && typeof options.planner !== 'function') {
-    problems.add('planner', 'must be a function (context, { signal }) => plan');
-  }
-  if (options.model === undefined && options.planner === undefined && tools.length > 0) {
-    problems.add('model', 'is required unless a `planner` function is given');
-  }
-  if (options.enabled !== undefined && typeof options.enabled !== 'boolean') {
-    problems.add('enabled', `must be a boolean; got ${String(options.enabled)}`);
-  }
-  const maxRounds = problems.check(() => integerAtLeast('maxRounds', options.maxRounds, 0, 5));
-  const maxToolCalls = problems.check(() =>
-    countOrInfinity('maxToolCalls', options.maxToolCalls, undefined),
-  );
-  problems.check(() => optionalPositive('concurrency', options.concurrency, true));
-  const timeout = problems.check(() => optionalDelay('timeout', options.timeout));
-  const planRetries = problems.check(() =>
-    integerAtLeast('planRetries', options.planRetries, 0, 1),
-  );
-  if (options.instant !== undefined && typeof options.instant !== 'boolean') {
-    problems.add('instant', `must be a boolean; got ${String(options.instant)}`);
-  }
-  const respond = options.respond ?? options.model !== undefined;
-  if (
-    typeof respond !== 'boolean' &&
-    typeof respond !== 'function' &&
-    (typeof respond !== 'object' || respond === null || typeof respond.invoke !== 'function')
-  ) {
-    problems.add(
-      'respond',
-      'must be true (a call to `model`), false, a chain from createChain(), or a function',
-    );
-  }
-  if (respond === true && options.model === undefined) {
-    problems.add('respond', 'is true, but there is no `model` to respond with');
-  }
-  if (options.instructions !== undefined && typeof options.instructions !== 'string') {
-    problems.add('instructions', 'must be a string');
-  }
+  const checked = TOOL_LOOP_OPTIONS.collect(options, problems);
   // Before anything is derived: a failed check left its value undefined.
   problems.throwIfAny();
+  const { maxRounds, maxToolCalls, timeout, planRetries } = checked;
+  const respond = options.respond ?? options.model !== undefined;
   return {
     ...(options.enabled === false && { enabled: false }),
-    // Defined: their checks passed, or throwIfAny would have thrown.
-    maxRounds: maxRounds as number,
+    maxRounds,
     // Infinity is no limit: the config leaves it out.
     ...(maxToolCalls !== undefined && Number.isFinite(maxToolCalls) && { maxToolCalls }),
     ...(timeout !== undefined && { timeout }),
-    planRetries: planRetries as number,
+    planRetries,
     respond: respond !== false,
     ...(options.onApprovalTimeout === 'fail' && { approvalTimeout: 'fail' as const }),
     // Only when given: a journal begun before the option existed resumes with the same config.
