@@ -23,8 +23,8 @@ import {
 } from '../options/kinds.js';
 import { checkResponseFormat } from '../options/model-request-options.js';
 import { OptionProblems } from '../options/problems.js';
-import { TOOL_CALL_CONTROLS } from '../options/tool-call-controls.js';
 import type { StandardSchema } from '../structured/output-schema.js';
+import { TOOL_CALL_CONTROLS } from '../tools/call-controls.js';
 import type { AnyTool } from '../tools/define-tool.js';
 import type { ToolCallHooks } from '../tools/hooks.js';
 import type { InvalidToolCallPolicy } from '../tools/invalid-tool-call.js';

@@ -16,8 +16,8 @@ import {
   unchecked,
 } from '../options/kinds.js';
 import { OptionProblems } from '../options/problems.js';
-import { TOOL_CALL_CONTROLS } from '../options/tool-call-controls.js';
 import type { PlannerContext } from '../plan/planner-context.js';
+import { TOOL_CALL_CONTROLS } from '../tools/call-controls.js';
 import type { AnyTool } from '../tools/define-tool.js';
 import type { ToolCallHooks } from '../tools/hooks.js';
 import type { InvalidToolCallPolicy } from '../tools/invalid-tool-call.js';

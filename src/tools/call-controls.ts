@@ -1,8 +1,8 @@
 import type { ApprovalTimeoutPolicy } from '../approvals/approval.js';
 import { DEFAULT_MAX_REASON_LENGTH } from '../approvals/reason.js';
-import type { AfterToolCall, BeforeToolCall } from '../tools/hooks.js';
-import { type InvalidToolCallPolicy, invalidToolCallProblem } from '../tools/invalid-tool-call.js';
-import { delay, func, integer, oneOf, satisfies } from './kinds.js';
+import { delay, func, integer, oneOf, satisfies } from '../options/kinds.js';
+import type { AfterToolCall, BeforeToolCall } from './hooks.js';
+import { type InvalidToolCallPolicy, invalidToolCallProblem } from './invalid-tool-call.js';
 
 /**
  * The tool-call controls chains and tool loops share (SPEC H1, H2, H4), spread into each one's
