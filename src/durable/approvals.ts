@@ -2,8 +2,8 @@ import type { ApprovalDecision, ApprovalRequest } from '../approvals/approval.js
 import { checkId, checkShape, DECISION_SHAPE } from '../approvals/decision-shape.js';
 import { cappedReason, DEFAULT_MAX_REASON_LENGTH } from '../approvals/reason.js';
 import { StatecraftError } from '../errors.js';
-import { integerAtLeast } from '../options/checks.js';
-import type { EveryKeyListed } from '../options/keys.js';
+import { type Describes, describeOptions } from '../options/describe.js';
+import { integer } from '../options/kinds.js';
 import { OptionProblems } from '../options/problems.js';
 import { bounded, DEFAULT_STORE_TIMEOUT_MS } from './bounded.js';
 import { decode } from './codec.js';
@@ -134,12 +134,16 @@ export interface ApprovalsOptions {
   readonly maxReasonLength?: number;
 }
 
-const APPROVALS_OPTION_KEYS = [
-  'maxReasonLength',
-] as const satisfies readonly (keyof ApprovalsOptions)[];
-// tsc fails here, naming the option, when ApprovalsOptions gains one the list lacks.
-const _everyApprovalsOptionListed: EveryKeyListed<ApprovalsOptions, typeof APPROVALS_OPTION_KEYS> =
-  true;
+/** approvals' options described once (see src/options/describe.ts). */
+export const APPROVALS_OPTIONS = describeOptions('approvals', {
+  maxReasonLength: integer(1, {
+    default: DEFAULT_MAX_REASON_LENGTH,
+    defaultText: DEFAULT_MAX_REASON_LENGTH.toLocaleString('en-US'),
+  }),
+});
+
+// tsc fails here, naming the option, when ApprovalsOptions and its description drift apart.
+const _described: Describes<ApprovalsOptions, typeof APPROVALS_OPTIONS> = true;
 
 /**
  * Decisions on the runs of `store`; the store must keep messages (`post`, `posted`). What a
@@ -158,12 +162,9 @@ export function approvals(store: JournalStore, options: ApprovalsOptions = {}): 
   const isObject = typeof options === 'object' && options !== null;
   const given = (isObject ? options : {}) as Readonly<Record<string, unknown>>;
   if (!isObject) problems.add('options', 'must be an object { maxReasonLength? }');
-  problems.unknownKeys(given, APPROVALS_OPTION_KEYS);
-  const maxReasonLength = problems.check(() =>
-    integerAtLeast('maxReasonLength', given.maxReasonLength, 1, DEFAULT_MAX_REASON_LENGTH),
-  );
+  const { maxReasonLength } = APPROVALS_OPTIONS.collect(given, problems);
   problems.throwIfAny();
-  return decisionsOn(store, maxReasonLength as number);
+  return decisionsOn(store, maxReasonLength);
 }
 
 function decisionsOn(store: JournalStore, maxReasonLength: number): Approvals {
