@@ -302,14 +302,11 @@ export interface OpenAICompatibleOptions
 /**
  * openAICompatible's options: the model's, less those its preset decides (client, provider,
  * token field) or a local server has no use for (organization). Only their keys are checked
- * here; their values are checked by OpenAIChatModel, so each problem is reported once.
+ * here; their values are checked by OpenAIChatModel, so each problem is reported once. The
+ * preset's address and placeholder key are what `baseURL` and `apiKey` default to.
  */
 const { client: _client, organization: _organization, ...compatible } = openAIModelSpecs('chat');
-export const OPENAI_COMPATIBLE_OPTIONS = describeOptions('openAICompatible', {
-  ...compatible,
-  baseURL: { ...compatible.baseURL, defaultText: "the server's local address" },
-  apiKey: { ...compatible.apiKey, defaultText: "the server's placeholder" },
-});
+export const OPENAI_COMPATIBLE_OPTIONS = describeOptions('openAICompatible', compatible);
 const _compatibleDescribed: Describes<OpenAICompatibleOptions, typeof OPENAI_COMPATIBLE_OPTIONS> =
   true;
 

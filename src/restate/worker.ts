@@ -1,7 +1,12 @@
 import http2 from 'node:http2';
 import * as restate from '@restatedev/restate-sdk';
 import type { JournalStore } from '../durable/stores/journal-store.js';
-import { type Describes, describeOptions, type OptionContext } from '../options/describe.js';
+import {
+  type Describes,
+  describeOptions,
+  type OptionContext,
+  type OptionSpec,
+} from '../options/describe.js';
 import { flag, unchecked } from '../options/kinds.js';
 import { credentialOf, SECRET } from './credential.js';
 import { RestateHttp } from './ingress.js';
@@ -46,6 +51,19 @@ export interface WorkerOptions {
   readonly identityKeys?: readonly string[];
 }
 
+/** The secret, required when Restate is on another machine. */
+const WORKER_SECRET: OptionSpec<string | readonly string[]> = {
+  ...SECRET,
+  also: (_, at) => {
+    const { url } = at.options;
+    if (at.options.secret === undefined && isElsewhere(url)) {
+      at.problem(
+        `is required when Restate is on another machine (${url}): without it, anyone who reaches its ingress reads, decides, submits and deletes runs. Give the workers and every client (restateStore / restateRuns) the same secret, e.g. \`openssl rand -base64 32\``,
+      );
+    }
+  },
+};
+
 /**
  * serveWorker's options described once (see src/options/describe.ts): their checks, in the
  * order problems are reported, and their defaults.
@@ -69,17 +87,7 @@ export const WORKER_SPECS = {
     },
   },
   url: address('http://127.0.0.1:8080', { required: true, defaultText: 'required' }),
-  secret: {
-    ...SECRET,
-    also: (_: unknown, at: OptionContext) => {
-      const { url } = at.options;
-      if (at.options.secret === undefined && isElsewhere(url)) {
-        at.problem(
-          `is required when Restate is on another machine (${url}): without it, anyone who reaches its ingress reads, decides, submits and deletes runs. Give the workers and every client (restateStore / restateRuns) the same secret, e.g. \`openssl rand -base64 32\``,
-        );
-      }
-    },
-  },
+  secret: WORKER_SECRET,
   adminUrl: address('http://127.0.0.1:9070', { defaultText: 'none (list() is refused)' }),
   headers: headers(),
   port: port({ default: 9080 }),
