@@ -20,7 +20,7 @@ import {
   type OptionSpec,
 } from '../../src/options/describe.js';
 import { delay, integer, oneOf, positive, satisfies } from '../../src/options/kinds.js';
-import { absoluteUrl, headers, record, text } from '../../src/options/more-kinds.js';
+import { absoluteUrl, headers, nullIsDefault, record, text } from '../../src/options/more-kinds.js';
 import { anthropicModelError } from './anthropic/errors.js';
 import {
   type AnthropicParams,
@@ -96,9 +96,10 @@ export const ANTHROPIC_MODEL_OPTIONS = describeOptions('new AnthropicModel', {
   ),
   maxTokens: integer(1, { default: DEFAULT_ANTHROPIC_MAX_TOKENS }),
   idleTimeoutMs: delay({ default: DEFAULT_IDLE_TIMEOUT_MS }),
-  midConversationSystem: oneOf<MidConversationSystem, 'user-note'>(
-    ['user-note', 'system-message'],
-    { default: 'user-note' },
+  midConversationSystem: nullIsDefault(
+    oneOf<MidConversationSystem, 'user-note'>(['user-note', 'system-message'], {
+      default: 'user-note',
+    }),
   ),
   providerOptions: record('must be an object of Messages API parameters'),
   client: satisfies<Anthropic>(

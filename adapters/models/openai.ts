@@ -13,7 +13,7 @@ import {
 import { readJsonBody, watchEvents } from '../../src/model/watched-io.js';
 import { type Describes, describeOptions } from '../../src/options/describe.js';
 import { satisfies } from '../../src/options/kinds.js';
-import { text } from '../../src/options/more-kinds.js';
+import { nullIsDefault, text } from '../../src/options/more-kinds.js';
 import { OptionProblems } from '../../src/options/problems.js';
 import { chatRequestParams, type MaxTokensField } from './openai/chat-request.js';
 import { chatResponse } from './openai/chat-response.js';
@@ -57,11 +57,13 @@ export interface OpenAIChatModelOptions extends OpenAIModelOptions {
 
 /** OpenAIChatModel's options described once (see src/options/describe.ts). */
 export const OPENAI_CHAT_OPTIONS = describeOptions('new OpenAIChatModel', {
-  provider: text('must be a non-empty name, e.g. "ollama"', { default: 'openai' }),
-  maxTokensField: satisfies<MaxTokensField, 'max_completion_tokens'>(
-    (value) => value === 'max_completion_tokens' || value === 'max_tokens',
-    (value) => `must be 'max_completion_tokens' or 'max_tokens'; got ${String(value)}`,
-    { default: 'max_completion_tokens' },
+  provider: nullIsDefault(text('must be a non-empty name, e.g. "ollama"', { default: 'openai' })),
+  maxTokensField: nullIsDefault(
+    satisfies<MaxTokensField, 'max_completion_tokens'>(
+      (value) => value === 'max_completion_tokens' || value === 'max_tokens',
+      (value) => `must be 'max_completion_tokens' or 'max_tokens'; got ${String(value)}`,
+      { default: 'max_completion_tokens' },
+    ),
   ),
   ...openAIModelSpecs('chat'),
 });

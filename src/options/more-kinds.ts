@@ -1,5 +1,5 @@
 import { isRecord } from '../is-record.js';
-import type { OptionSpec } from './describe.js';
+import type { OptionContext, OptionSpec } from './describe.js';
 import { type Defaulted, type Extra, satisfies } from './kinds.js';
 
 // Kinds the adapters, stores, MCP, the viewer and Restate's workers share, beside those of
@@ -41,4 +41,16 @@ export function absoluteUrl(message: Message, extra: Extra<string> = {}): Option
     message,
     extra,
   );
+}
+
+/**
+ * `spec`, with null taken as not given (its default): for the options a factory always read
+ * with `??`, so that describing them changed no behaviour. New options should not use it.
+ */
+export function nullIsDefault<T, S extends OptionSpec<T>>(spec: S & OptionSpec<T>): S {
+  return {
+    ...spec,
+    check: (value: unknown, at: OptionContext) =>
+      value === null ? spec.default : spec.check(value, at),
+  };
 }

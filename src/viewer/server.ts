@@ -5,6 +5,7 @@ import { ConfigError } from '../errors.js';
 import type { RunObserver } from '../observe/run-observer.js';
 import { type Describes, describeOptions, type OptionContext } from '../options/describe.js';
 import { satisfies } from '../options/kinds.js';
+import { nullIsDefault } from '../options/more-kinds.js';
 import { loadPageAssets, type PageAsset } from './page-assets.js';
 import { checkKeepRuns, DEFAULT_KEEP_RUNS, RunFeed, type SequencedEvent } from './run-feed.js';
 import type { ResetEvent } from './viewer-events.js';
@@ -47,10 +48,12 @@ const HOST = '127.0.0.1';
  * order problems are reported, and their defaults.
  */
 export const VIEWER_OPTIONS = describeOptions('startViewer', {
-  port: satisfies<number, number>(
-    (value) => Number.isInteger(value) && (value as number) >= 0 && (value as number) <= 65_535,
-    (value) => `expected an integer from 0 to 65535, got ${String(value)}`,
-    { default: DEFAULT_VIEWER_PORT },
+  port: nullIsDefault(
+    satisfies<number, number>(
+      (value) => Number.isInteger(value) && (value as number) >= 0 && (value as number) <= 65_535,
+      (value) => `expected an integer from 0 to 65535, got ${String(value)}`,
+      { default: DEFAULT_VIEWER_PORT },
+    ),
   ),
   host: satisfies<typeof HOST>(
     (value) => value === HOST,

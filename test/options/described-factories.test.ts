@@ -145,6 +145,23 @@ describe('defaults held by the descriptions', () => {
     expect(MEMORY_OPTIONS.defaults).toEqual({});
   });
 
+  it('stand for null where a factory always read an option with ??', () => {
+    const chat = new OpenAIChatModel({
+      model: 'm',
+      apiKey: 'k',
+      provider: null,
+      maxTokensField: null,
+    } as never);
+    expect(chat.provider).toBe('openai');
+    expect(
+      () => new AnthropicModel({ model: 'm', apiKey: 'k', midConversationSystem: null } as never),
+    ).not.toThrow();
+    // Elsewhere null is a bad value, as it always was.
+    expect(() => new AnthropicModel({ model: 'm', apiKey: 'k', maxTokens: null } as never)).toThrow(
+      'must be an integer >= 1; got null',
+    );
+  });
+
   it('report a slip before the bad values, then the bad values in the described order', async () => {
     const problems = await problemsOf(
       () =>
