@@ -3,7 +3,12 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import { ConfigError } from '../errors.js';
 import type { RunObserver } from '../observe/run-observer.js';
-import { type Describes, describeOptions, type OptionContext } from '../options/describe.js';
+import {
+  type Describes,
+  describeOptions,
+  type OptionContext,
+  type OptionSpec,
+} from '../options/describe.js';
 import { satisfies } from '../options/kinds.js';
 import { nullIsDefault } from '../options/more-kinds.js';
 import { loadPageAssets, type PageAsset } from './page-assets.js';
@@ -60,7 +65,7 @@ export const VIEWER_OPTIONS = describeOptions('startViewer', {
     (value) => `the viewer listens on ${HOST} only, got ${String(value)}`,
     { defaultText: HOST },
   ),
-  keepRuns: {
+  keepRuns: nullIsDefault<number, OptionSpec<number> & { readonly default: number }>({
     default: DEFAULT_KEEP_RUNS,
     // The feed's own check, its RangeError a problem naming the option.
     check: (value: unknown, at: OptionContext): number | undefined => {
@@ -71,7 +76,7 @@ export const VIEWER_OPTIONS = describeOptions('startViewer', {
         return undefined;
       }
     },
-  },
+  }),
 });
 
 // tsc fails here, naming the option, when ViewerOptions and its description drift apart.

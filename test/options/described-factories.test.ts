@@ -145,7 +145,9 @@ describe('defaults held by the descriptions', () => {
     expect(MEMORY_OPTIONS.defaults).toEqual({});
   });
 
-  it('stand for null where a factory always read an option with ??', () => {
+  it('stand for null where a factory always read an option with ??', async () => {
+    const viewer = await startViewer({ port: 0, keepRuns: null } as never);
+    await viewer.close();
     const chat = new OpenAIChatModel({
       model: 'm',
       apiKey: 'k',
@@ -156,7 +158,10 @@ describe('defaults held by the descriptions', () => {
     expect(
       () => new AnthropicModel({ model: 'm', apiKey: 'k', midConversationSystem: null } as never),
     ).not.toThrow();
-    // Elsewhere null is a bad value, as it always was.
+    // Elsewhere null is a bad value, as it always was: a null client is not no client.
+    expect(() => new OpenAIChatModel({ model: 'm', client: null } as never)).toThrow(
+      'must be an OpenAI SDK client (new OpenAI({...})) with chat.completions.create',
+    );
     expect(() => new AnthropicModel({ model: 'm', apiKey: 'k', maxTokens: null } as never)).toThrow(
       'must be an integer >= 1; got null',
     );

@@ -71,8 +71,9 @@ export function openAIModelSpecs(api: 'chat' | 'responses') {
     defaultHeaders: headers(),
     providerOptions: record('must be an object of request parameters'),
     client: unchecked<OpenAI>({
-      also: (client, at) => {
-        if (client !== undefined) at.problems.check(() => checkClient(at.options, api));
+      also: (_, at) => {
+        // As given: a null client is a bad one, not none.
+        if (at.options.client !== undefined) at.problems.check(() => checkClient(at.options, api));
         else if (at.options.apiKey === undefined && !envApiKey()) {
           at.problem(
             'is required: pass apiKey or set the OPENAI_API_KEY environment variable',
