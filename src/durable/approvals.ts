@@ -134,14 +134,10 @@ export interface ApprovalsOptions {
   readonly maxReasonLength?: number;
 }
 
-/** approvals' options described once (see src/options/describe.ts). */
-export const APPROVALS_OPTIONS = describeOptions('approvals', {
-  maxReasonLength: integer(1, {
-    default: DEFAULT_MAX_REASON_LENGTH,
-    defaultText: DEFAULT_MAX_REASON_LENGTH.toLocaleString('en-US'),
-  }),
+/** approvals()'s options described once (see src/options/describe.ts). */
+const APPROVALS_OPTIONS = describeOptions('approvals', {
+  maxReasonLength: integer(1, { default: DEFAULT_MAX_REASON_LENGTH }),
 });
-
 // tsc fails here, naming the option, when ApprovalsOptions and its description drift apart.
 const _described: Describes<ApprovalsOptions, typeof APPROVALS_OPTIONS> = true;
 

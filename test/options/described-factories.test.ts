@@ -2,7 +2,7 @@
 // and retry are each described once (src/options/describe.ts): the description is what the
 // factory checks against, so every key it lists is accepted, a slip of any of them is refused
 // naming it, and the defaults it holds are the values the factory runs with.
-import { ConfigError, fromFunction, InMemoryChatMemory, memoryStore } from 'statecraft';
+import { approvals, ConfigError, fromFunction, InMemoryChatMemory, memoryStore } from 'statecraft';
 import { AnthropicModel } from 'statecraft/anthropic';
 import { GeminiModel } from 'statecraft/gemini';
 import { McpToolExecutor } from 'statecraft/mcp';
@@ -24,7 +24,6 @@ import { OPENAI_RESPONSES_OPTIONS } from '../../adapters/models/openai/client-op
 import { OPENAI_CHAT_OPTIONS, OPENAI_COMPATIBLE_OPTIONS } from '../../adapters/models/openai.js';
 import { SCRIPTED_MODEL_OPTIONS } from '../../adapters/models/scripted.js';
 import { MCP_CONNECT_OPTIONS, MCP_EXECUTOR_OPTIONS } from '../../adapters/tools/mcp/options.js';
-import { APPROVALS_OPTIONS, approvals } from '../../src/durable/approvals.js';
 import { STORE_OPTIONS } from '../../src/durable/stores/store-options.js';
 import { DEFAULT_IDLE_TIMEOUT_MS } from '../../src/model/idle-watch.js';
 import { OTEL_OPTIONS } from '../../src/otel/otel-observer.js';
@@ -79,7 +78,12 @@ const factories: readonly [
   ],
   ['McpToolExecutor.connect', MCP_CONNECT_OPTIONS, (o) => McpToolExecutor.connect(o as never)],
   ['memoryStore', STORE_OPTIONS, (o) => memoryStore(o)],
-  ['approvals', APPROVALS_OPTIONS, (o) => approvals(memoryStore(), o)],
+  // approvals' description is its module's own.
+  [
+    'approvals',
+    { where: 'approvals', keys: ['maxReasonLength'] },
+    (o) => approvals(memoryStore(), o),
+  ],
   ['startViewer', VIEWER_OPTIONS, (o) => startViewer(o)],
   ['serveWorker', WORKER_OPTIONS, (o) => serveWorker(o as never)],
   ['serveCluster', CLUSTER_OPTIONS, (o) => serveCluster(o as never)],
@@ -141,7 +145,6 @@ describe('defaults held by the descriptions', () => {
     expect(LOCAL_RESTATE_OPTIONS.defaults).toEqual({ startTimeoutMs: 30_000, log: false });
     expect(OTEL_OPTIONS.defaults).toEqual({ captureContent: false });
     expect(RETRY_OPTIONS.defaults).toMatchObject({ maxAttempts: 3, delayMs: 0 });
-    expect(APPROVALS_OPTIONS.defaults).toEqual({ maxReasonLength: 1000 });
     expect(MEMORY_OPTIONS.defaults).toEqual({});
   });
 
