@@ -223,7 +223,7 @@ function isElsewhere(url: unknown): boolean {
   try {
     address = new URL(String(url));
   } catch {
-    return false; // not an address: checkAddress says so
+    return false; // not an address: the url check says so
   }
   const host = address.hostname;
   if (address.protocol !== 'http:' && address.protocol !== 'https:') return false;
