@@ -1,7 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { Message as AnthropicMessage } from '@anthropic-ai/sdk/resources/messages';
 import { AbortError, ConfigError } from '../../src/errors.js';
-import { isRecord } from '../../src/is-record.js';
 import { linkedController } from '../../src/linked-controller.js';
 import { ResponseCollector } from '../../src/model/collect-stream.js';
 import { DEFAULT_IDLE_TIMEOUT_MS, IdleWatch } from '../../src/model/idle-watch.js';
@@ -14,8 +13,14 @@ import {
   type StreamPart,
 } from '../../src/model/language-model.js';
 import { readJsonBody, watchEvents } from '../../src/model/watched-io.js';
-import { integerAtLeast, optionalDelay, optionalPositive } from '../../src/options/checks.js';
-import { OptionProblems } from '../../src/options/problems.js';
+import {
+  type CheckedValues,
+  type Describes,
+  describeOptions,
+  type OptionSpec,
+} from '../../src/options/describe.js';
+import { delay, integer, oneOf, positive, satisfies } from '../../src/options/kinds.js';
+import { absoluteUrl, headers, nullIsDefault, record, text } from '../../src/options/more-kinds.js';
 import { anthropicModelError } from './anthropic/errors.js';
 import {
   type AnthropicParams,
@@ -64,19 +69,56 @@ export interface AnthropicModelOptions {
 
 export const DEFAULT_ANTHROPIC_MAX_TOKENS = 4096;
 
-const OPTION_KEYS: readonly (keyof AnthropicModelOptions)[] = [
-  'model',
-  'apiKey',
-  'baseURL',
-  'client',
-  'maxRetries',
-  'timeout',
-  'idleTimeoutMs',
-  'maxTokens',
-  'defaultHeaders',
-  'providerOptions',
-  'midConversationSystem',
-];
+/**
+ * A setting the SDK client is made with: checked when the model makes its own client, and
+ * refused beside a client passed in, which it would silently not apply to.
+ */
+function clientSetting<T>(spec: OptionSpec<T>): OptionSpec<T> {
+  return {
+    ...spec,
+    check: (value, at) => {
+      if (at.options.client === undefined) return spec.check(value, at);
+      at.problem('cannot be combined with `client`; configure the client itself');
+      return undefined;
+    },
+  };
+}
+
+/**
+ * AnthropicModel's options described once (see src/options/describe.ts): each option's
+ * check, in the order problems are reported, and its default.
+ */
+export const ANTHROPIC_MODEL_OPTIONS = describeOptions('new AnthropicModel', {
+  model: satisfies<string>(
+    (value) => typeof value === 'string' && value.trim() !== '',
+    (value) => `must be a non-empty model id; got ${JSON.stringify(value)}`,
+    { required: true, defaultText: 'required' },
+  ),
+  maxTokens: integer(1, { default: DEFAULT_ANTHROPIC_MAX_TOKENS }),
+  idleTimeoutMs: delay({ default: DEFAULT_IDLE_TIMEOUT_MS }),
+  midConversationSystem: nullIsDefault(
+    oneOf<MidConversationSystem, 'user-note'>(['user-note', 'system-message'], {
+      default: 'user-note',
+    }),
+  ),
+  providerOptions: record('must be an object of Messages API parameters'),
+  client: satisfies<Anthropic>(
+    (value) => typeof (value as Anthropic | null)?.messages?.create === 'function',
+    'must be an Anthropic client: new Anthropic({ ... })',
+  ),
+  apiKey: clientSetting(text(undefined, { defaultText: "the SDK's lookup (ANTHROPIC_API_KEY)" })),
+  baseURL: clientSetting(
+    absoluteUrl((value) => `must be an absolute URL; got ${JSON.stringify(value)}`, {
+      defaultText: 'https://api.anthropic.com (or ANTHROPIC_BASE_URL)',
+    }),
+  ),
+  maxRetries: clientSetting(integer(0, { defaultText: "the SDK's (2)" })),
+  timeout: clientSetting(positive(false, { defaultText: "the SDK's (10 minutes)" })),
+  defaultHeaders: clientSetting(headers<Readonly<Record<string, string>>>()),
+});
+
+// tsc fails here, naming the option, when the interface and its description drift apart.
+const _described: Describes<AnthropicModelOptions, typeof ANTHROPIC_MODEL_OPTIONS> = true;
 
 /**
  * The largest `max_tokens` that `generate` sends as a non-streaming request; above it, it
@@ -117,41 +159,17 @@ export class AnthropicModel implements LanguageModel {
     if (typeof options !== 'object' || options === null) {
       throw new ConfigError('options', 'must be an object such as { model: "claude-sonnet-5-5" }');
     }
-    const problems = new OptionProblems('new AnthropicModel');
-    problems.unknownKeys(options, OPTION_KEYS);
+    const checked = ANTHROPIC_MODEL_OPTIONS.parse(options);
     const { model, client } = options;
-    if (typeof model !== 'string' || model.trim() === '') {
-      problems.add('model', `must be a non-empty model id; got ${JSON.stringify(model)}`);
-    }
-    const maxTokens = problems.check(() =>
-      integerAtLeast('maxTokens', options.maxTokens, 1, DEFAULT_ANTHROPIC_MAX_TOKENS),
-    );
-    const idleTimeoutMs = problems.check(() =>
-      optionalDelay('idleTimeoutMs', options.idleTimeoutMs),
-    );
-    const mid = options.midConversationSystem ?? 'user-note';
-    if (mid !== 'user-note' && mid !== 'system-message') {
-      problems.add(
-        'midConversationSystem',
-        `must be 'user-note' or 'system-message'; got ${JSON.stringify(mid)}`,
-      );
-    }
-    const providerOptions = options.providerOptions;
-    if (providerOptions !== undefined && !isRecord(providerOptions)) {
-      problems.add('providerOptions', 'must be an object of Messages API parameters');
-    }
-    const clientSettings =
-      client === undefined ? clientSettingsOf(options, problems) : checkClient(options, problems);
-    problems.throwIfAny();
     this.modelId = model;
-    this.#idleTimeoutMs = idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+    this.#idleTimeoutMs = checked.idleTimeoutMs;
     this.#settings = {
       modelId: model,
-      maxTokens: maxTokens ?? DEFAULT_ANTHROPIC_MAX_TOKENS,
-      midConversationSystem: mid,
-      ...(providerOptions && { providerOptions }),
+      maxTokens: checked.maxTokens,
+      midConversationSystem: checked.midConversationSystem,
+      ...(checked.providerOptions && { providerOptions: checked.providerOptions }),
     };
-    this.client = client ?? new Anthropic(clientSettings);
+    this.client = client ?? new Anthropic(clientSettingsOf(checked));
   }
 
   async generate(request: ModelRequest, options: CallOptions = {}): Promise<ModelResponse> {
@@ -249,47 +267,16 @@ function throwIfAborted(signal: AbortSignal | undefined): void {
 }
 
 /** The settings of a client built here, each checked into `problems`. */
+/** The settings the model makes its own client with, as checked. */
 function clientSettingsOf(
-  options: AnthropicModelOptions,
-  problems: OptionProblems,
+  checked: CheckedValues<(typeof ANTHROPIC_MODEL_OPTIONS)['specs']>,
 ): ConstructorParameters<typeof Anthropic>[0] {
-  const { apiKey, baseURL, defaultHeaders } = options;
-  if (apiKey !== undefined && (typeof apiKey !== 'string' || apiKey === '')) {
-    problems.add('apiKey', 'must be a non-empty string');
-  }
-  if (baseURL !== undefined && (typeof baseURL !== 'string' || !URL.canParse(baseURL))) {
-    problems.add('baseURL', `must be an absolute URL; got ${JSON.stringify(baseURL)}`);
-  }
-  const maxRetries = problems.check(() => integerAtLeast('maxRetries', options.maxRetries, 0, -1));
-  const timeout = problems.check(() => optionalPositive('timeout', options.timeout, false));
-  if (
-    defaultHeaders !== undefined &&
-    (!isRecord(defaultHeaders) || Object.values(defaultHeaders).some((v) => typeof v !== 'string'))
-  ) {
-    problems.add('defaultHeaders', 'must be an object of header names to string values');
-  }
+  const { apiKey, baseURL, maxRetries, timeout, defaultHeaders } = checked;
   return {
     ...(apiKey !== undefined && { apiKey }),
     ...(baseURL !== undefined && { baseURL }),
-    ...(maxRetries !== undefined && maxRetries >= 0 && { maxRetries }),
+    ...(maxRetries !== undefined && { maxRetries }),
     ...(timeout !== undefined && { timeout }),
     ...(defaultHeaders !== undefined && { defaultHeaders: { ...defaultHeaders } }),
   };
-}
-
-const CLIENT_SETTINGS = ['apiKey', 'baseURL', 'maxRetries', 'timeout', 'defaultHeaders'] as const;
-
-/** A client passed in: an SDK client, with none of its own settings beside it. */
-function checkClient(options: AnthropicModelOptions, problems: OptionProblems): undefined {
-  const { client } = options;
-  if (typeof (client as Anthropic | null)?.messages?.create !== 'function') {
-    problems.add('client', 'must be an Anthropic client: new Anthropic({ ... })');
-  }
-  // Settings next to a client would be silently ignored: say so instead.
-  for (const key of CLIENT_SETTINGS) {
-    if (options[key] !== undefined) {
-      problems.add(key, 'cannot be combined with `client`; configure the client itself');
-    }
-  }
-  return undefined;
 }

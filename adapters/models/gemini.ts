@@ -5,7 +5,7 @@ import {
 } from '@google/genai';
 import { AbortError, throwIfAborted } from '../../src/errors.js';
 import { linkedController } from '../../src/linked-controller.js';
-import { DEFAULT_IDLE_TIMEOUT_MS, IdleWatch } from '../../src/model/idle-watch.js';
+import { IdleWatch } from '../../src/model/idle-watch.js';
 import {
   type CallOptions,
   LANGUAGE_MODEL_VERSION,
@@ -50,7 +50,7 @@ export class GeminiModel implements LanguageModel {
   readonly #ownClient: boolean;
 
   constructor(options: GeminiModelOptions) {
-    this.#idleTimeoutMs = validateOptions(options) ?? DEFAULT_IDLE_TIMEOUT_MS;
+    this.#idleTimeoutMs = validateOptions(options);
     this.#ownClient = options.client === undefined;
     this.modelId = options.model;
     this.#defaults = options.providerOptions;

@@ -11,13 +11,17 @@ import {
   type StreamPart,
 } from '../../src/model/language-model.js';
 import { readJsonBody, watchEvents } from '../../src/model/watched-io.js';
+import { type Describes, describeOptions } from '../../src/options/describe.js';
+import { satisfies } from '../../src/options/kinds.js';
+import { nullIsDefault, text } from '../../src/options/more-kinds.js';
 import { OptionProblems } from '../../src/options/problems.js';
 import { chatRequestParams, type MaxTokensField } from './openai/chat-request.js';
 import { chatResponse } from './openai/chat-response.js';
 import { ChatStreamMapper } from './openai/chat-stream.js';
 import {
-  OPENAI_MODEL_OPTION_KEYS,
+  OPENAI_RESPONSES_OPTIONS,
   type OpenAIModelOptions,
+  openAIModelSpecs,
   type ResolvedClient,
   resolveClient,
 } from './openai/client-options.js';
@@ -51,11 +55,21 @@ export interface OpenAIChatModelOptions extends OpenAIModelOptions {
   readonly maxTokensField?: MaxTokensField;
 }
 
-const CHAT_OPTION_KEYS: readonly string[] = [
-  ...OPENAI_MODEL_OPTION_KEYS,
-  'provider',
-  'maxTokensField',
-];
+/** OpenAIChatModel's options described once (see src/options/describe.ts). */
+export const OPENAI_CHAT_OPTIONS = describeOptions('new OpenAIChatModel', {
+  provider: nullIsDefault(text('must be a non-empty name, e.g. "ollama"', { default: 'openai' })),
+  maxTokensField: nullIsDefault(
+    satisfies<MaxTokensField, 'max_completion_tokens'>(
+      (value) => value === 'max_completion_tokens' || value === 'max_tokens',
+      (value) => `must be 'max_completion_tokens' or 'max_tokens'; got ${String(value)}`,
+      { default: 'max_completion_tokens' },
+    ),
+  ),
+  ...openAIModelSpecs('chat'),
+});
+
+// tsc fails here, naming the option, when the interface and its description drift apart.
+const _described: Describes<OpenAIChatModelOptions, typeof OPENAI_CHAT_OPTIONS> = true;
 
 /**
  * One SDK call's options; the idle watch over its answer (it aborts the call's own signal);
@@ -151,20 +165,9 @@ export class OpenAIChatModel extends OpenAIModelBase implements LanguageModel {
   readonly #maxTokensField: MaxTokensField;
 
   constructor(options: OpenAIChatModelOptions) {
-    const problems = new OptionProblems('new OpenAIChatModel');
-    const provider = options?.provider ?? 'openai';
-    if (typeof provider !== 'string' || provider === '') {
-      problems.add('provider', 'must be a non-empty name, e.g. "ollama"');
-    }
-    const field = options?.maxTokensField ?? 'max_completion_tokens';
-    if (field !== 'max_completion_tokens' && field !== 'max_tokens') {
-      problems.add(
-        'maxTokensField',
-        `must be 'max_completion_tokens' or 'max_tokens'; got ${String(field)}`,
-      );
-    }
-    super(options, resolveClient(options, 'chat', problems, CHAT_OPTION_KEYS), provider);
-    this.#maxTokensField = field;
+    const resolved = resolveClient(options, OPENAI_CHAT_OPTIONS);
+    super(options, resolved, resolved.checked.provider);
+    this.#maxTokensField = resolved.checked.maxTokensField;
   }
 
   async generate(request: ModelRequest, options: CallOptions = {}): Promise<ModelResponse> {
@@ -218,12 +221,7 @@ export class OpenAIChatModel extends OpenAIModelBase implements LanguageModel {
  */
 export class OpenAIResponsesModel extends OpenAIModelBase implements LanguageModel {
   constructor(options: OpenAIModelOptions) {
-    const problems = new OptionProblems('new OpenAIResponsesModel');
-    super(
-      options,
-      resolveClient(options, 'responses', problems, OPENAI_MODEL_OPTION_KEYS),
-      'openai',
-    );
+    super(options, resolveClient(options, OPENAI_RESPONSES_OPTIONS), 'openai');
   }
 
   async generate(request: ModelRequest, options: CallOptions = {}): Promise<ModelResponse> {
@@ -303,9 +301,16 @@ export interface OpenAICompatibleOptions
   readonly apiKey?: string;
 }
 
-const COMPATIBLE_OPTION_KEYS: readonly string[] = OPENAI_MODEL_OPTION_KEYS.filter(
-  (key) => key !== 'client' && key !== 'organization',
-);
+/**
+ * openAICompatible's options: the model's, less those its preset decides (client, provider,
+ * token field) or a local server has no use for (organization). Only their keys are checked
+ * here; their values are checked by OpenAIChatModel, so each problem is reported once. The
+ * preset's address and placeholder key are what `baseURL` and `apiKey` default to.
+ */
+const { client: _client, organization: _organization, ...compatible } = openAIModelSpecs('chat');
+export const OPENAI_COMPATIBLE_OPTIONS = describeOptions('openAICompatible', compatible);
+const _compatibleDescribed: Describes<OpenAICompatibleOptions, typeof OPENAI_COMPATIBLE_OPTIONS> =
+  true;
 
 /** Where each server listens by default, and the placeholder key its docs use. */
 export const OPENAI_COMPATIBLE_PRESETS: Readonly<
@@ -353,13 +358,12 @@ export function openAICompatible(
   // The preset decides the client, provider and token field: those keys are refused here,
   // and the rest are checked whole by OpenAIChatModel.
   const problems = new OptionProblems('openAICompatible');
-  problems.unknownKeys(options, COMPATIBLE_OPTION_KEYS);
+  const keys: readonly string[] = OPENAI_COMPATIBLE_OPTIONS.keys;
+  problems.unknownKeys(options, keys);
   // The known keys only, so an unknown one is reported once; the model's own problems join
   // these in one error (SPEC Q4).
   const known = Object.fromEntries(
-    Object.entries(options).filter(([key]) =>
-      (COMPATIBLE_OPTION_KEYS as readonly string[]).includes(key),
-    ),
+    Object.entries(options).filter(([key]) => keys.includes(key)),
   ) as OpenAICompatibleOptions;
   const model = problems.check(
     () =>

@@ -16,7 +16,9 @@ import {
   type StreamPart,
   UNIFIED_FINISH_REASONS,
 } from '../../src/model/language-model.js';
-import { OptionProblems } from '../../src/options/problems.js';
+import { type Describes, describeOptions } from '../../src/options/describe.js';
+import { satisfies } from '../../src/options/kinds.js';
+import { text } from '../../src/options/more-kinds.js';
 import { usage as makeUsage, type Usage } from '../../src/usage.js';
 
 export interface ScriptedToolCall {
@@ -61,7 +63,29 @@ export interface ScriptedModelOptions {
   readonly expectedCalls?: number;
 }
 
-const OPTION_KEYS: readonly (keyof ScriptedModelOptions)[] = ['modelId', 'expectedCalls'];
+/** ScriptedModel's options described once (see src/options/describe.ts), for a function script. */
+export const SCRIPTED_MODEL_OPTIONS = describeOptions('new ScriptedModel', {
+  modelId: text((value) => `must be a non-empty string; got ${String(value)}`, {
+    default: 'scripted-model',
+  }),
+  expectedCalls: satisfies<number>(
+    (value) => Number.isInteger(value) && (value as number) >= 0,
+    (value) => `must be an integer >= 0; got ${value}`,
+    { defaultText: 'none (an array script: its length)' },
+  ),
+});
+
+// tsc fails here, naming the option, when the interface and its description drift apart.
+const _described: Describes<ScriptedModelOptions, typeof SCRIPTED_MODEL_OPTIONS> = true;
+
+/** The same for an array script, which expects one call per entry. */
+const ARRAY_SCRIPT_OPTIONS = describeOptions('new ScriptedModel', {
+  ...SCRIPTED_MODEL_OPTIONS.specs,
+  expectedCalls: satisfies<number>(
+    () => false,
+    'is for function scripts; an array script expects one call per entry',
+  ),
+});
 
 /** The model received more calls than it was scripted for. */
 export class ScriptExhaustedError extends ModelError {
@@ -94,32 +118,15 @@ export class ScriptedModel implements LanguageModel {
         if (typeof step !== 'function') validateTurn(step, `script[${index}]`);
       });
     }
-    const problems = new OptionProblems('new ScriptedModel');
     if (typeof options !== 'object' || options === null) {
       throw new ConfigError('options', 'must be an object such as { modelId, expectedCalls }');
     }
-    problems.unknownKeys(options, OPTION_KEYS);
-    if (
-      options.modelId !== undefined &&
-      (typeof options.modelId !== 'string' || options.modelId === '')
-    ) {
-      problems.add('modelId', `must be a non-empty string; got ${String(options.modelId)}`);
-    }
-    if (options.expectedCalls !== undefined && Array.isArray(script)) {
-      problems.add(
-        'expectedCalls',
-        'is for function scripts; an array script expects one call per entry',
-      );
-    } else if (
-      options.expectedCalls !== undefined &&
-      !(Number.isInteger(options.expectedCalls) && options.expectedCalls >= 0)
-    ) {
-      problems.add('expectedCalls', `must be an integer >= 0; got ${options.expectedCalls}`);
-    }
-    problems.throwIfAny();
+    const checked = (Array.isArray(script) ? ARRAY_SCRIPT_OPTIONS : SCRIPTED_MODEL_OPTIONS).parse(
+      options,
+    );
     this.#script = script;
-    this.modelId = options.modelId ?? 'scripted-model';
-    this.#expectedCalls = Array.isArray(script) ? script.length : options.expectedCalls;
+    this.modelId = checked.modelId;
+    this.#expectedCalls = Array.isArray(script) ? script.length : checked.expectedCalls;
   }
 
   get callCount(): number {

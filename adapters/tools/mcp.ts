@@ -82,7 +82,7 @@ export class McpToolExecutor implements RemoteToolExecutor {
   static async connect(options: McpConnectOptions): Promise<McpToolExecutor> {
     const checked = checkConnectOptions(options);
     const opened = createTransport(checked.transport);
-    const client = new Client(checked.clientInfo ?? { name: 'statecraft', version: '0.1.0' });
+    const client = new Client(checked.clientInfo);
     // The SDK never removes its abort listener: it goes on a signal of our own, not the caller's.
     const connecting = linkedController(checked.signal);
     const request: RequestOptions = {

@@ -17,8 +17,8 @@ import type {
   ObservedToolCall,
   RunObserver,
 } from '../observe/run-observer.js';
-import type { EveryKeyListed } from '../options/keys.js';
-import { OptionProblems } from '../options/problems.js';
+import { type Describes, describeOptions } from '../options/describe.js';
+import { flag, satisfies } from '../options/kinds.js';
 import type { Usage } from '../usage.js';
 import { ATTR, errorMessage, errorType, finishReason, providerName } from './gen-ai-attributes.js';
 import {
@@ -371,31 +371,27 @@ function fail(span: Span, error: unknown, captureContent: boolean): void {
   });
 }
 
-/** Every option otelObserver (and instrument) knows: any other key is refused as a typo (SPEC Q4). */
-const OTEL_OPTION_KEYS = [
-  'tracer',
-  'captureContent',
-] as const satisfies readonly (keyof OtelObserverOptions)[];
+/**
+ * otelObserver's (and instrument's) options described once (see src/options/describe.ts):
+ * their checks, in the order problems are reported, and their defaults. The tracer's default
+ * is read from the global provider when the observer is made, so it is text here.
+ */
+export const OTEL_OPTIONS = describeOptions('otelObserver', {
+  tracer: satisfies<Tracer>(
+    (tracer) => typeof (tracer as { startSpan?: unknown } | null)?.startSpan === 'function',
+    'must be an OpenTelemetry Tracer (with startSpan)',
+    { defaultText: "trace.getTracer('statecraft')" },
+  ),
+  captureContent: flag({ default: false }, (value) => `must be true or false; got ${typeof value}`),
+});
 
-// tsc fails here, naming the option, when OtelObserverOptions gains one the list lacks.
-const _everyOtelOptionListed: EveryKeyListed<OtelObserverOptions, typeof OTEL_OPTION_KEYS> = true;
+// tsc fails here, naming the option, when OtelObserverOptions and its description drift apart.
+const _described: Describes<OtelObserverOptions, typeof OTEL_OPTIONS> = true;
 
 function checkedOptions(options: OtelObserverOptions): Required<OtelObserverOptions> {
   if (typeof options !== 'object' || options === null) {
     throw new ConfigError('options', 'must be an object: { tracer?, captureContent? }');
   }
-  const problems = new OptionProblems('otelObserver');
-  problems.unknownKeys(options, OTEL_OPTION_KEYS);
-  const { tracer, captureContent = false } = options;
-  if (
-    tracer !== undefined &&
-    typeof (tracer as { startSpan?: unknown })?.startSpan !== 'function'
-  ) {
-    problems.add('tracer', 'must be an OpenTelemetry Tracer (with startSpan)');
-  }
-  if (typeof captureContent !== 'boolean') {
-    problems.add('captureContent', `must be true or false; got ${typeof captureContent}`);
-  }
-  problems.throwIfAny();
+  const { tracer, captureContent } = OTEL_OPTIONS.parse(options);
   return { tracer: tracer ?? trace.getTracer('statecraft'), captureContent };
 }

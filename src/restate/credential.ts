@@ -1,5 +1,5 @@
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
-import type { OptionProblems } from '../options/problems.js';
+import type { OptionContext, OptionSpec } from '../options/describe.js';
 
 // Q9: what protects a deployment's handlers on Restate's ingress. Restate OSS checks no
 // credential there, so the handlers do: every request a client or worker sends carries an
@@ -144,22 +144,25 @@ export function refusalOf(
 }
 
 /**
- * The `secret` option: absent, a string of at least MIN_SECRET_LENGTH characters, or, during a
- * rotation, a non-empty list of such strings (see Credential).
+ * The `secret` option: a string of at least MIN_SECRET_LENGTH characters, or, during a
+ * rotation, a non-empty list of different such strings (see Credential).
  */
-export function checkSecret(problems: OptionProblems, value: unknown): void {
-  if (value === undefined) return;
-  const secrets = Array.isArray(value) ? (value as unknown[]) : [value];
-  const weak = secrets.find(
-    (secret) => typeof secret !== 'string' || secret.length < MIN_SECRET_LENGTH,
-  );
-  if (secrets.length === 0 || weak !== undefined || new Set(secrets).size !== secrets.length) {
-    problems.add(
-      'secret',
-      `must be a string of at least ${MIN_SECRET_LENGTH} random characters (e.g. the output of \`openssl rand -base64 32\`), or a list of different ones while it is replaced; got ${describe(value, weak)}`,
+export const SECRET: OptionSpec<string | readonly string[]> = {
+  defaultText: 'none (this machine only)',
+  check: (value: unknown, at: OptionContext) => {
+    const secrets = Array.isArray(value) ? (value as unknown[]) : [value];
+    const weak = secrets.find(
+      (secret) => typeof secret !== 'string' || secret.length < MIN_SECRET_LENGTH,
     );
-  }
-}
+    if (secrets.length === 0 || weak !== undefined || new Set(secrets).size !== secrets.length) {
+      at.problem(
+        `must be a string of at least ${MIN_SECRET_LENGTH} random characters (e.g. the output of \`openssl rand -base64 32\`), or a list of different ones while it is replaced; got ${describe(value, weak)}`,
+      );
+      return undefined;
+    }
+    return value as string | readonly string[];
+  },
+};
 
 function describe(value: unknown, weak: unknown): string {
   if (Array.isArray(value) && value.length === 0) return 'an empty list';

@@ -4,8 +4,9 @@ import { createRequire } from 'node:module';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import type { OptionProblems } from '../options/problems.js';
-import { checkMs, checkPort, optionProblems } from './option-checks.js';
+import { type Describes, describeOptions, type OptionContext } from '../options/describe.js';
+import { satisfies, unchecked } from '../options/kinds.js';
+import { milliseconds, parseOptions, port } from './option-checks.js';
 import { RestateRequestError } from './request-error.js';
 
 export interface LocalRestateOptions {
@@ -42,32 +43,29 @@ export interface LocalRestate {
   stop(options?: { readonly keepData?: boolean }): Promise<void>;
 }
 
+/** startLocalRestate's options described once (see src/options/describe.ts). */
+export const LOCAL_RESTATE_OPTIONS = describeOptions('startLocalRestate', {
+  baseDir: satisfies<string>((value) => typeof value === 'string', 'must be a directory path', {
+    defaultText: 'a new temporary directory',
+  }),
+  ingressPort: port({ defaultText: 'a free one' }),
+  adminPort: port({ defaultText: 'a free one' }),
+  fabricPort: port({ defaultText: 'a free one' }),
+  startTimeoutMs: milliseconds({ default: 30_000 }),
+  env: { check: checkServerEnv, defaultText: 'none' },
+  log: unchecked<boolean, boolean>({ default: false }),
+});
+
+// tsc fails here, naming the option, when the interface and its description drift apart.
+const _described: Describes<LocalRestateOptions, typeof LOCAL_RESTATE_OPTIONS> = true;
+
 /**
  * Starts Restate's server from the `@restatedev/restate-server` npm package (an optional peer
  * dependency), bound to 127.0.0.1 on every port, with telemetry off: for tests, benchmarks and
  * trying statecraft on Restate on one machine. Production runs its own server.
  */
-const LOCAL_OPTIONS = [
-  'baseDir',
-  'ingressPort',
-  'adminPort',
-  'fabricPort',
-  'startTimeoutMs',
-  'env',
-  'log',
-];
-
 export async function startLocalRestate(options: LocalRestateOptions = {}): Promise<LocalRestate> {
-  const { problems } = optionProblems('startLocalRestate', options, LOCAL_OPTIONS);
-  for (const port of ['ingressPort', 'adminPort', 'fabricPort'] as const) {
-    checkPort(problems, port, options[port]);
-  }
-  checkMs(problems, 'startTimeoutMs', options.startTimeoutMs);
-  checkServerEnv(problems, options.env);
-  if (options.baseDir !== undefined && typeof options.baseDir !== 'string') {
-    problems.add('baseDir', 'must be a directory path');
-  }
-  problems.throwIfAny();
+  const { startTimeoutMs, log } = parseOptions(LOCAL_RESTATE_OPTIONS, options);
   const binary = serverBinary();
   const ownDir = options.baseDir === undefined;
   const baseDir = options.baseDir ?? (await mkdtemp(path.join(os.tmpdir(), 'statecraft-restate-')));
@@ -76,7 +74,6 @@ export async function startLocalRestate(options: LocalRestateOptions = {}): Prom
   const fabricPort = options.fabricPort ?? (await freePort());
   const url = `http://127.0.0.1:${ingressPort}`;
   const adminUrl = `http://127.0.0.1:${adminPort}`;
-  const startTimeoutMs = options.startTimeoutMs ?? 30_000;
   let child: ChildProcess | undefined;
 
   async function start(): Promise<void> {
@@ -96,7 +93,7 @@ export async function startLocalRestate(options: LocalRestateOptions = {}): Prom
           RESTATE_INGRESS__BIND_ADDRESS: `127.0.0.1:${ingressPort}`,
           RESTATE_ADMIN__BIND_ADDRESS: `127.0.0.1:${adminPort}`,
         },
-        stdio: ['ignore', 'ignore', options.log ? 'inherit' : 'ignore'],
+        stdio: ['ignore', 'ignore', log ? 'inherit' : 'ignore'],
       },
     );
     child = started;
@@ -165,22 +162,26 @@ const DEFAULTS: Readonly<Record<string, string>> = {
 /** Settings that would make the server listen or advertise elsewhere than on 127.0.0.1. */
 const WHERE_IT_LISTENS = /BIND|LISTEN|ADVERTISED/;
 
-function checkServerEnv(problems: OptionProblems, env: unknown): void {
-  if (env === undefined) return;
+function checkServerEnv(
+  env: unknown,
+  at: OptionContext,
+): Readonly<Record<string, string>> | undefined {
   if (typeof env !== 'object' || env === null || Array.isArray(env)) {
-    problems.add('env', 'must be an object of RESTATE_* variable names to string values');
-    return;
+    at.problem('must be an object of RESTATE_* variable names to string values');
+    return undefined;
   }
+  const before = at.problems.size;
   for (const [name, value] of Object.entries(env)) {
     if (typeof value !== 'string') {
-      problems.add(`env.${name}`, `must be a string; got ${typeof value}`);
+      at.problem(`must be a string; got ${typeof value}`, `env.${name}`);
     } else if (WHERE_IT_LISTENS.test(name)) {
-      problems.add(
-        `env.${name}`,
+      at.problem(
         'startLocalRestate listens on 127.0.0.1 only (run your own restate-server to listen elsewhere)',
+        `env.${name}`,
       );
     }
   }
+  return at.problems.size === before ? (env as Record<string, string>) : undefined;
 }
 
 function serverBinary(): string {

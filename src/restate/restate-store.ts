@@ -5,12 +5,13 @@ import { entryLine } from '../durable/stores/entry-line.js';
 import type { JournalStore } from '../durable/stores/journal-store.js';
 import { assertValidRunId } from '../durable/stores/run-id.js';
 import { ConfigError } from '../errors.js';
+import { type Describes, describeOptions } from '../options/describe.js';
 import { AppendBatches } from './append-batches.js';
-import { checkSecret, credentialOf } from './credential.js';
+import { credentialOf, SECRET } from './credential.js';
 import { RestateCredentialError } from './credential-error.js';
 import { RestateHttp } from './ingress.js';
 import type { JournalReply } from './journal-object.js';
-import { checkAddress, checkHeaders, checkMs, optionProblems } from './option-checks.js';
+import { address, headers, milliseconds, parseOptions } from './option-checks.js';
 import { type ListingReply, listRuns } from './run-listing.js';
 import { openLine, sealLine } from './sealing.js';
 import { JOURNAL_SERVICE, LISTING_SERVICE } from './service-names.js';
@@ -35,7 +36,17 @@ export interface RestateStoreOptions {
   readonly timeoutMs?: number;
 }
 
-const OPTIONS = ['url', 'secret', 'adminUrl', 'headers', 'timeoutMs'];
+/** restateStore's options described once (see src/options/describe.ts). */
+export const RESTATE_STORE_OPTIONS = describeOptions('restateStore', {
+  url: address('http://127.0.0.1:8080', { required: true, defaultText: 'required' }),
+  secret: SECRET,
+  adminUrl: address('http://127.0.0.1:9070', { defaultText: 'none' }),
+  headers: headers(),
+  timeoutMs: milliseconds({ default: 30_000 }),
+});
+
+// tsc fails here, naming the option, when the interface and its description drift apart.
+const _described: Describes<RestateStoreOptions, typeof RESTATE_STORE_OPTIONS> = true;
 
 /**
  * A JournalStore whose journals live in Restate (SPEC X3), as the state of the
@@ -51,7 +62,8 @@ const OPTIONS = ['url', 'secret', 'adminUrl', 'headers', 'timeoutMs'];
  * With a `secret`, every request is signed and every entry sealed (see credential.ts).
  */
 export function restateStore(options: RestateStoreOptions): JournalStore {
-  const { url, adminUrl, headers, timeoutMs = 30_000 } = checkedOptions(options);
+  const { timeoutMs } = parseOptions(RESTATE_STORE_OPTIONS, options);
+  const { url, adminUrl, headers } = options;
   const credential = credentialOf(options.secret);
   const ingress = new RestateHttp(url, timeoutMs, { headers, credential });
   const admin =
@@ -152,15 +164,4 @@ export function restateStore(options: RestateStoreOptions): JournalStore {
       return lines.map((line) => entryOf(runId, line));
     },
   };
-}
-
-function checkedOptions(options: RestateStoreOptions): RestateStoreOptions {
-  const { problems } = optionProblems('restateStore', options, OPTIONS);
-  checkAddress(problems, 'url', options.url, 'http://127.0.0.1:8080');
-  checkSecret(problems, options.secret);
-  checkAddress(problems, 'adminUrl', options.adminUrl, 'http://127.0.0.1:9070', true);
-  checkHeaders(problems, 'headers', options.headers);
-  checkMs(problems, 'timeoutMs', options.timeoutMs);
-  problems.throwIfAny();
-  return options;
 }

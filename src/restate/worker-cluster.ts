@@ -1,9 +1,19 @@
 import cluster, { type Worker as ClusterWorker } from 'node:cluster';
 import { ConfigError } from '../errors.js';
+import { describeOptions } from '../options/describe.js';
+import { unchecked } from '../options/kinds.js';
 import { freePort } from './local-server.js';
-import { checkOptions, serveWorker, WORKER_OPTIONS, type WorkerOptions } from './worker.js';
+import { parseOptions } from './option-checks.js';
+import { serveWorker, WORKER_SPECS, type WorkerOptions } from './worker.js';
 
-const CLUSTER_OPTIONS = [...WORKER_OPTIONS, 'processes'];
+/**
+ * serveCluster's options: serveWorker's, and `processes`, checked on its own below (its own
+ * message, after the others).
+ */
+export const CLUSTER_OPTIONS = describeOptions('serveCluster', {
+  ...WORKER_SPECS,
+  processes: unchecked<number, number>({ default: 2 }),
+});
 /** A worker that dies sooner than this after it started counts as failing to start. */
 const QUICK_DEATH_MS = 5_000;
 const MAX_RESPAWN_DELAY_MS = 30_000;
@@ -34,8 +44,8 @@ export interface WorkerCluster {
 export async function serveCluster(
   options: WorkerOptions & { readonly processes?: number },
 ): Promise<WorkerCluster | undefined> {
-  checkOptions('serveCluster', options, CLUSTER_OPTIONS);
-  const { processes = 2, ...workerOptions } = options;
+  const { processes } = parseOptions(CLUSTER_OPTIONS, options);
+  const { processes: _, ...workerOptions } = options;
   if (!Number.isInteger(processes) || processes < 1) {
     throw new ConfigError('processes', 'serveCluster: processes is a whole number ≥ 1');
   }

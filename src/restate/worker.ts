@@ -1,10 +1,17 @@
 import http2 from 'node:http2';
 import * as restate from '@restatedev/restate-sdk';
 import type { JournalStore } from '../durable/stores/journal-store.js';
-import { checkSecret, credentialOf } from './credential.js';
+import {
+  type Describes,
+  describeOptions,
+  type OptionContext,
+  type OptionSpec,
+} from '../options/describe.js';
+import { flag, unchecked } from '../options/kinds.js';
+import { credentialOf, SECRET } from './credential.js';
 import { RestateHttp } from './ingress.js';
 import { journalObject } from './journal-object.js';
-import { checkAddress, checkHeaders, checkMs, checkPort, optionProblems } from './option-checks.js';
+import { address, headers, milliseconds, parseOptions, port } from './option-checks.js';
 import { restateStore } from './restate-store.js';
 import { listingService } from './run-listing.js';
 import type { Agents } from './run-segment.js';
@@ -44,17 +51,77 @@ export interface WorkerOptions {
   readonly identityKeys?: readonly string[];
 }
 
-export const WORKER_OPTIONS = [
-  'agents',
-  'url',
-  'secret',
-  'adminUrl',
-  'headers',
-  'port',
-  'host',
-  'store',
-  'identityKeys',
-];
+/** The secret, required when Restate is on another machine. */
+const WORKER_SECRET: OptionSpec<string | readonly string[]> = {
+  ...SECRET,
+  also: (_, at) => {
+    const { url } = at.options;
+    if (at.options.secret === undefined && isElsewhere(url)) {
+      at.problem(
+        `is required when Restate is on another machine (${url}): without it, anyone who reaches its ingress reads, decides, submits and deletes runs. Give the workers and every client (restateStore / restateRuns) the same secret, e.g. \`openssl rand -base64 32\``,
+      );
+    }
+  },
+};
+
+/**
+ * serveWorker's options described once (see src/options/describe.ts): their checks, in the
+ * order problems are reported, and their defaults.
+ */
+export const WORKER_SPECS = {
+  agents: {
+    required: true,
+    defaultText: 'required',
+    check: (agents: unknown, at: OptionContext): Agents | undefined => {
+      if (typeof agents !== 'object' || agents === null || Object.keys(agents).length === 0) {
+        at.problem('must be an object of chains / tool loops by name');
+        return undefined;
+      }
+      const before = at.problems.size;
+      for (const [name, agent] of Object.entries(agents)) {
+        if (typeof (agent as { invoke?: unknown })?.invoke !== 'function') {
+          at.problem('must be a chain or tool loop (with invoke)', `agents.${name}`);
+        }
+      }
+      return at.problems.size === before ? (agents as Agents) : undefined;
+    },
+  },
+  url: address('http://127.0.0.1:8080', { required: true, defaultText: 'required' }),
+  secret: WORKER_SECRET,
+  adminUrl: address('http://127.0.0.1:9070', { defaultText: 'none (list() is refused)' }),
+  headers: headers(),
+  port: port({ default: 9080 }),
+  host: unchecked<string, string>({ default: '127.0.0.1' }),
+  store: unchecked<JournalStore>({ defaultText: 'restateStore({ url })' }),
+  identityKeys: unchecked<readonly string[]>({ defaultText: 'none' }),
+} as const;
+
+export const WORKER_OPTIONS = describeOptions('serveWorker', WORKER_SPECS);
+
+/** statecraftServices' options, described the same way. */
+export const SERVICES_OPTIONS = describeOptions('statecraftServices', {
+  agents: unchecked<Agents>({ required: true, defaultText: 'required' }),
+  store: unchecked<JournalStore>({ required: true, defaultText: 'required' }),
+  secret: SECRET,
+  adminUrl: WORKER_SPECS.adminUrl,
+  headers: headers(),
+});
+
+/** registerDeployment's options, described the same way. */
+export const REGISTER_OPTIONS = describeOptions('registerDeployment', {
+  adminUrl: address('http://127.0.0.1:9070', { required: true, defaultText: 'required' }),
+  workerUrl: address('http://127.0.0.1:9080', { required: true, defaultText: 'required' }),
+  force: flag({ default: false }, 'must be true or false'),
+  timeoutMs: milliseconds({ default: 30_000 }),
+  headers: headers(),
+});
+
+// tsc fails here, naming the option, when an interface and its description drift apart.
+const _described: [
+  Describes<WorkerOptions, typeof WORKER_OPTIONS>,
+  Describes<Parameters<typeof statecraftServices>[0], typeof SERVICES_OPTIONS>,
+  Describes<Parameters<typeof registerDeployment>[0], typeof REGISTER_OPTIONS>,
+] = [true, true, true];
 
 /** A worker serving Restate in this process. */
 export interface Worker {
@@ -75,17 +142,7 @@ export function statecraftServices(options: {
   readonly adminUrl?: string;
   readonly headers?: Readonly<Record<string, string>>;
 }) {
-  const { problems } = optionProblems('statecraftServices', options, [
-    'agents',
-    'store',
-    'secret',
-    'adminUrl',
-    'headers',
-  ]);
-  checkSecret(problems, options.secret);
-  checkAddress(problems, 'adminUrl', options.adminUrl, 'http://127.0.0.1:9070', true);
-  checkHeaders(problems, 'headers', options.headers);
-  problems.throwIfAny();
+  parseOptions(SERVICES_OPTIONS, options);
   const credential = credentialOf(options.secret);
   return [
     journalObject(credential),
@@ -96,8 +153,8 @@ export function statecraftServices(options: {
 
 /** Serves the statecraft services for Restate from this process (HTTP/2, as Restate calls it). */
 export async function serveWorker(options: WorkerOptions): Promise<Worker> {
-  checkOptions('serveWorker', options, WORKER_OPTIONS);
-  const { agents, url, secret, adminUrl, headers, port = 9080, host = '127.0.0.1' } = options;
+  const { port, host } = parseOptions(WORKER_OPTIONS, options);
+  const { agents, url, secret, adminUrl, headers } = options;
   const store =
     options.store ??
     restateStore({
@@ -155,51 +212,9 @@ export async function registerDeployment(options: {
   /** Sent with the request, e.g. `{ authorization: 'Bearer …' }` for Restate Cloud's admin API. */
   readonly headers?: Readonly<Record<string, string>>;
 }): Promise<void> {
-  const { problems } = optionProblems('registerDeployment', options, [
-    'adminUrl',
-    'workerUrl',
-    'force',
-    'timeoutMs',
-    'headers',
-  ]);
-  checkAddress(problems, 'adminUrl', options.adminUrl, 'http://127.0.0.1:9070');
-  checkAddress(problems, 'workerUrl', options.workerUrl, 'http://127.0.0.1:9080');
-  checkMs(problems, 'timeoutMs', options.timeoutMs);
-  checkHeaders(problems, 'headers', options.headers);
-  if (options.force !== undefined && typeof options.force !== 'boolean') {
-    problems.add('force', 'must be true or false');
-  }
-  problems.throwIfAny();
-  const admin = new RestateHttp(options.adminUrl, options.timeoutMs ?? 30_000, {
-    headers: options.headers,
-  });
-  await admin.post('/deployments', { uri: options.workerUrl, force: options.force ?? false });
-}
-
-export function checkOptions(where: string, options: object, known: readonly string[]): void {
-  const { problems, options: given } = optionProblems(where, options, known);
-  const { agents } = given;
-  if (typeof agents !== 'object' || agents === null || Object.keys(agents).length === 0) {
-    problems.add('agents', 'must be an object of chains / tool loops by name');
-  } else {
-    for (const [name, agent] of Object.entries(agents)) {
-      if (typeof (agent as { invoke?: unknown })?.invoke !== 'function') {
-        problems.add(`agents.${name}`, 'must be a chain or tool loop (with invoke)');
-      }
-    }
-  }
-  checkAddress(problems, 'url', given.url, 'http://127.0.0.1:8080');
-  checkSecret(problems, given.secret);
-  if (given.secret === undefined && isElsewhere(given.url)) {
-    problems.add(
-      'secret',
-      `is required when Restate is on another machine (${given.url}): without it, anyone who reaches its ingress reads, decides, submits and deletes runs. Give the workers and every client (restateStore / restateRuns) the same secret, e.g. \`openssl rand -base64 32\``,
-    );
-  }
-  checkAddress(problems, 'adminUrl', given.adminUrl, 'http://127.0.0.1:9070', true);
-  checkHeaders(problems, 'headers', given.headers);
-  checkPort(problems, 'port', given.port);
-  problems.throwIfAny();
+  const { force, timeoutMs } = parseOptions(REGISTER_OPTIONS, options);
+  const admin = new RestateHttp(options.adminUrl, timeoutMs, { headers: options.headers });
+  await admin.post('/deployments', { uri: options.workerUrl, force });
 }
 
 /** Whether `url` is an address of another machine (a deployment that never leaves this one may go without a secret). */
@@ -208,7 +223,7 @@ function isElsewhere(url: unknown): boolean {
   try {
     address = new URL(String(url));
   } catch {
-    return false; // not an address: checkAddress says so
+    return false; // not an address: the url check says so
   }
   const host = address.hostname;
   if (address.protocol !== 'http:' && address.protocol !== 'https:') return false;

@@ -1,8 +1,8 @@
 import type { ChainRunInput } from '../chain/run-types.js';
 import { ConfigError } from '../errors.js';
 import { assistantMessage, type Message, userMessage } from '../messages.js';
-import type { EveryKeyListed } from '../options/keys.js';
-import { OptionProblems } from '../options/problems.js';
+import { type Describes, describeOptions } from '../options/describe.js';
+import { satisfies } from '../options/kinds.js';
 import { createRunnable, runnable } from './create-runnable.js';
 import type { Runnable, RunnableLike } from './types.js';
 
@@ -34,16 +34,17 @@ export interface InMemoryChatMemoryOptions {
   readonly maxMessages?: number;
 }
 
-/** Every option InMemoryChatMemory knows: any other key is refused as a typo (SPEC Q4). */
-const MEMORY_OPTION_KEYS = [
-  'maxMessages',
-] as const satisfies readonly (keyof InMemoryChatMemoryOptions)[];
+/** InMemoryChatMemory's options described once (see src/options/describe.ts). */
+export const MEMORY_OPTIONS = describeOptions('new InMemoryChatMemory', {
+  maxMessages: satisfies<number>(
+    (value) => Number.isInteger(value) && (value as number) > 0,
+    (value) => `must be an integer > 0; got ${String(value)}`,
+    { defaultText: 'none (every message)' },
+  ),
+});
 
-// tsc fails here, naming the option, when InMemoryChatMemoryOptions gains one the list lacks.
-const _everyMemoryOptionListed: EveryKeyListed<
-  InMemoryChatMemoryOptions,
-  typeof MEMORY_OPTION_KEYS
-> = true;
+// tsc fails here, naming the option, when InMemoryChatMemoryOptions and its description drift.
+const _described: Describes<InMemoryChatMemoryOptions, typeof MEMORY_OPTIONS> = true;
 
 /** A Memory in this process's heap, per session: for tests, scripts and single-process apps. */
 export class InMemoryChatMemory implements Memory {
@@ -54,14 +55,7 @@ export class InMemoryChatMemory implements Memory {
     if (typeof options !== 'object' || options === null) {
       throw new ConfigError('options', 'new InMemoryChatMemory takes an options object or nothing');
     }
-    const problems = new OptionProblems('new InMemoryChatMemory');
-    problems.unknownKeys(options, MEMORY_OPTION_KEYS);
-    const { maxMessages } = options;
-    if (maxMessages !== undefined && !(Number.isInteger(maxMessages) && maxMessages > 0)) {
-      problems.add('maxMessages', `must be an integer > 0; got ${String(maxMessages)}`);
-    }
-    problems.throwIfAny();
-    this.#maxMessages = maxMessages;
+    this.#maxMessages = MEMORY_OPTIONS.parse(options).maxMessages;
   }
 
   load(sessionId: string): readonly Message[] {

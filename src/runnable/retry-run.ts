@@ -1,7 +1,6 @@
 import { ConfigError, InputError } from '../errors.js';
-import { integerAtLeast } from '../options/checks.js';
-import type { EveryKeyListed } from '../options/keys.js';
-import { OptionProblems } from '../options/problems.js';
+import { type Describes, describeOptions } from '../options/describe.js';
+import { integer, satisfies } from '../options/kinds.js';
 import { isolatedAttempt } from './attempt.js';
 import { isCancellation, throwIfAborted } from './cancellation.js';
 import type { RetryOptions, Runnable, RunnableDefinition } from './types.js';
@@ -11,15 +10,23 @@ function isWorthRetrying(error: unknown): boolean {
   return !ConfigError.isInstance(error) && !InputError.isInstance(error);
 }
 
-/** Every option withRetry knows: any other key is refused as a typo (SPEC Q4). */
-const RETRY_OPTION_KEYS = [
-  'maxAttempts',
-  'shouldRetry',
-  'delayMs',
-] as const satisfies readonly (keyof RetryOptions)[];
+/** withRetry's options described once (see src/options/describe.ts), with their defaults. */
+export const RETRY_OPTIONS = describeOptions('withRetry', {
+  maxAttempts: integer(1, { default: 3 }),
+  shouldRetry: satisfies<RetryOptions['shouldRetry'] & {}, typeof isWorthRetrying>(
+    (value) => typeof value === 'function',
+    'must be a function (error, attempt) => boolean',
+    { default: isWorthRetrying, defaultText: 'all but cancellation and bad config or input' },
+  ),
+  delayMs: satisfies<RetryOptions['delayMs'] & {}, 0>(
+    (value) => typeof value === 'function' || (typeof value === 'number' && value >= 0),
+    'must be a number >= 0 or a function of the attempt',
+    { default: 0 },
+  ),
+});
 
-// tsc fails here, naming the option, when RetryOptions gains one the list lacks.
-const _everyRetryOptionListed: EveryKeyListed<RetryOptions, typeof RETRY_OPTION_KEYS> = true;
+// tsc fails here, naming the option, when RetryOptions and its description drift apart.
+const _described: Describes<RetryOptions, typeof RETRY_OPTIONS> = true;
 
 /**
  * The run of `inner.withRetry(options)`: the runnable again on failure, up to `maxAttempts` in
@@ -34,21 +41,7 @@ export function retryRun<I, O>(
   if (typeof options !== 'object' || options === null) {
     throw new ConfigError('options', 'withRetry takes an options object or nothing');
   }
-  const problems = new OptionProblems('withRetry');
-  problems.unknownKeys(options, RETRY_OPTION_KEYS);
-  const checkedMaxAttempts = problems.check(() =>
-    integerAtLeast('maxAttempts', options.maxAttempts, 1, 3),
-  );
-  const { shouldRetry = isWorthRetrying, delayMs = 0 } = options;
-  if (typeof shouldRetry !== 'function') {
-    problems.add('shouldRetry', 'must be a function (error, attempt) => boolean');
-  }
-  if (typeof delayMs !== 'function' && !(typeof delayMs === 'number' && delayMs >= 0)) {
-    problems.add('delayMs', 'must be a number >= 0 or a function of the attempt');
-  }
-  problems.throwIfAny();
-  // Defined: its check passed, or throwIfAny would have thrown.
-  const maxAttempts = checkedMaxAttempts as number;
+  const { maxAttempts, shouldRetry, delayMs } = RETRY_OPTIONS.parse(options);
   return {
     name: `${inner.name} (retry)`,
     kind: 'retry',

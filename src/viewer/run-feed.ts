@@ -22,6 +22,17 @@ export interface RunFeedOptions {
   readonly keepRuns?: number;
 }
 
+/** Finished top-level runs a feed keeps when not told. */
+export const DEFAULT_KEEP_RUNS = 100;
+
+/** `keepRuns`, an integer >= 1; a RangeError otherwise. */
+export function checkKeepRuns(keepRuns: unknown): number {
+  if (typeof keepRuns !== 'number' || !Number.isInteger(keepRuns) || keepRuns < 1) {
+    throw new RangeError(`keepRuns must be a positive integer, got ${String(keepRuns)}`);
+  }
+  return keepRuns;
+}
+
 /** How much of a tool's arguments and output the page gets to show. */
 const PREVIEW_LENGTH = 160;
 
@@ -44,11 +55,7 @@ export class RunFeed {
   readonly #toolCounts = new Map<string, number>();
 
   constructor(options: RunFeedOptions = {}) {
-    const keepRuns = options.keepRuns ?? 100;
-    if (!Number.isInteger(keepRuns) || keepRuns < 1) {
-      throw new RangeError(`keepRuns must be a positive integer, got ${String(keepRuns)}`);
-    }
-    this.#keepRuns = keepRuns;
+    this.#keepRuns = checkKeepRuns(options.keepRuns ?? DEFAULT_KEEP_RUNS);
   }
 
   /** The number of the latest event (0 before any): a page cannot have seen more. */

@@ -3,10 +3,16 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import { ConfigError } from '../errors.js';
 import type { RunObserver } from '../observe/run-observer.js';
-import type { EveryKeyListed } from '../options/keys.js';
-import { OptionProblems } from '../options/problems.js';
+import {
+  type Describes,
+  describeOptions,
+  type OptionContext,
+  type OptionSpec,
+} from '../options/describe.js';
+import { satisfies } from '../options/kinds.js';
+import { nullIsDefault } from '../options/more-kinds.js';
 import { loadPageAssets, type PageAsset } from './page-assets.js';
-import { RunFeed, type SequencedEvent } from './run-feed.js';
+import { checkKeepRuns, DEFAULT_KEEP_RUNS, RunFeed, type SequencedEvent } from './run-feed.js';
 import type { ResetEvent } from './viewer-events.js';
 
 // The local run viewer (SPEC X4, A5): one page, served by Node's http on 127.0.0.1, that
@@ -42,43 +48,47 @@ export interface Viewer {
 export const DEFAULT_VIEWER_PORT = 4319;
 const HOST = '127.0.0.1';
 
-/** The feed keeping `keepRuns` finished runs; its RangeError as a ConfigError naming the option. */
-function runFeed(keepRuns: number | undefined): RunFeed {
-  try {
-    return new RunFeed(keepRuns === undefined ? {} : { keepRuns });
-  } catch (error) {
-    throw new ConfigError('keepRuns', (error as Error).message);
-  }
-}
+/**
+ * startViewer's options described once (see src/options/describe.ts): their checks, in the
+ * order problems are reported, and their defaults.
+ */
+export const VIEWER_OPTIONS = describeOptions('startViewer', {
+  port: nullIsDefault(
+    satisfies<number, number>(
+      (value) => Number.isInteger(value) && (value as number) >= 0 && (value as number) <= 65_535,
+      (value) => `expected an integer from 0 to 65535, got ${String(value)}`,
+      { default: DEFAULT_VIEWER_PORT },
+    ),
+  ),
+  host: satisfies<typeof HOST>(
+    (value) => value === HOST,
+    (value) => `the viewer listens on ${HOST} only, got ${String(value)}`,
+    { defaultText: HOST },
+  ),
+  keepRuns: nullIsDefault<number, OptionSpec<number> & { readonly default: number }>({
+    default: DEFAULT_KEEP_RUNS,
+    // The feed's own check, its RangeError a problem naming the option.
+    check: (value: unknown, at: OptionContext): number | undefined => {
+      try {
+        return checkKeepRuns(value);
+      } catch (error) {
+        at.problem((error as Error).message);
+        return undefined;
+      }
+    },
+  }),
+});
 
-/** Every option startViewer knows: any other key is refused as a typo (SPEC Q4). */
-const VIEWER_OPTION_KEYS = [
-  'port',
-  'host',
-  'keepRuns',
-] as const satisfies readonly (keyof ViewerOptions)[];
-
-// tsc fails here, naming the option, when ViewerOptions gains one the list lacks.
-const _everyViewerOptionListed: EveryKeyListed<ViewerOptions, typeof VIEWER_OPTION_KEYS> = true;
+// tsc fails here, naming the option, when ViewerOptions and its description drift apart.
+const _described: Describes<ViewerOptions, typeof VIEWER_OPTIONS> = true;
 
 /** Starts the viewer; resolves once it listens. Bad options (all of them at once) and busy ports are clear errors. */
 export async function startViewer(options: ViewerOptions = {}): Promise<Viewer> {
   if (typeof options !== 'object' || options === null) {
     throw new ConfigError('options', 'startViewer takes an options object or nothing');
   }
-  const problems = new OptionProblems('startViewer');
-  problems.unknownKeys(options, VIEWER_OPTION_KEYS);
-  const port = options.port ?? DEFAULT_VIEWER_PORT;
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
-    problems.add('port', `expected an integer from 0 to 65535, got ${String(port)}`);
-  }
-  if (options.host !== undefined && options.host !== HOST) {
-    problems.add('host', `the viewer listens on ${HOST} only, got ${String(options.host)}`);
-  }
-  const checkedFeed = problems.check(() => runFeed(options.keepRuns));
-  problems.throwIfAny();
-  // Defined: its check passed, or throwIfAny would have thrown.
-  const feed = checkedFeed as RunFeed;
+  const { port, keepRuns } = VIEWER_OPTIONS.parse(options);
+  const feed = new RunFeed({ keepRuns });
   const assets = await loadPageAssets();
   const streams = new Set<ServerResponse>();
   // Event ids are `<boot>-<seq>`: numbers alone start again at 1 in a restarted viewer, and a

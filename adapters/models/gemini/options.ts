@@ -1,7 +1,15 @@
 import type { GoogleGenAI, HttpRetryOptions } from '@google/genai';
 import { ConfigError } from '../../../src/errors.js';
-import { optionalDelay } from '../../../src/options/checks.js';
-import { OptionProblems } from '../../../src/options/problems.js';
+import { DEFAULT_IDLE_TIMEOUT_MS } from '../../../src/model/idle-watch.js';
+import {
+  checkEach,
+  type Describes,
+  describeOptions,
+  type OptionContext,
+  type OptionSpec,
+} from '../../../src/options/describe.js';
+import { delay, satisfies } from '../../../src/options/kinds.js';
+import { absoluteUrl, record, text } from '../../../src/options/more-kinds.js';
 
 /** The SDK's own retry settings (`httpOptions.retryOptions`); `attempts` counts the first call. */
 export type GeminiRetryOptions = HttpRetryOptions;
@@ -42,26 +50,107 @@ export interface GeminiModelOptions {
   readonly idleTimeoutMs?: number;
 }
 
-const OPTION_KEYS: readonly (keyof GeminiModelOptions)[] = [
-  'model',
-  'apiKey',
-  'client',
-  'baseUrl',
-  'apiVersion',
-  'retries',
-  'providerOptions',
-  'idleTimeoutMs',
-];
-
 /** The SDK's retry options (HttpRetryOptions) this adapter knows to check. */
-const RETRY_OPTION_KEYS: readonly (keyof GeminiRetryOptions)[] = [
-  'attempts',
-  'initialDelay',
-  'maxDelay',
-  'expBase',
-  'jitter',
-  'httpStatusCodes',
-];
+const RETRY_OPTIONS = {
+  attempts: satisfies<number>(
+    (value) => Number.isInteger(value) && (value as number) >= 1,
+    (value) => `must be an integer >= 1 (the first call included); got ${value}`,
+  ),
+  initialDelay: notNegative(),
+  maxDelay: notNegative(),
+  expBase: notNegative(),
+  jitter: notNegative(),
+  httpStatusCodes: satisfies<number[]>(
+    (value) => Array.isArray(value) && value.every((code) => Number.isInteger(code)),
+    'must be an array of HTTP status codes',
+  ),
+} as const;
+const RETRY_OPTION_KEYS = Object.keys(RETRY_OPTIONS) as (keyof typeof RETRY_OPTIONS)[];
+
+// tsc fails here when the SDK's retry options gain or lose one this adapter checks.
+const _retriesDescribed: Describes<GeminiRetryOptions, { specs: typeof RETRY_OPTIONS }> = true;
+
+function notNegative(): OptionSpec<number> {
+  return satisfies<number>(
+    (value) => typeof value === 'number' && Number.isFinite(value) && value >= 0,
+    (value) => `must be a number >= 0 (seconds for delays); got ${String(value)}`,
+  );
+}
+
+/** `retries`: a number of retries, or the SDK's retry options checked key by key. */
+const retriesSpec: OptionSpec<number | GeminiRetryOptions> = {
+  defaultText: "2 retries (with `client`, the client's own)",
+  check: (retries, at) => {
+    if (typeof retries === 'number') {
+      if (Number.isInteger(retries) && retries >= 0) return retries;
+      at.problem(`must be an integer >= 0 or the SDK's retry options; got ${retries}`);
+      return undefined;
+    }
+    if (typeof retries !== 'object' || retries === null) {
+      at.problem('must be an integer >= 0 or { attempts, initialDelay, maxDelay, … }');
+      return undefined;
+    }
+    at.problems.unknownKeys(retries, RETRY_OPTION_KEYS, `${at.name}.`);
+    const before = at.problems.size;
+    checkEach(RETRY_OPTIONS, RETRY_OPTION_KEYS, retries as never, at.problems, `${at.name}.`);
+    return at.problems.size === before ? (retries as GeminiRetryOptions) : undefined;
+  },
+};
+
+/**
+ * GeminiModel's options described once (see src/options/describe.ts): each option's check,
+ * in the order problems are reported, and its default.
+ */
+export const GEMINI_MODEL_OPTIONS = describeOptions('new GeminiModel', {
+  model: satisfies<string>(
+    (value) => typeof value === 'string' && value.trim() !== '',
+    (value) => `must be a Gemini model name, e.g. 'gemini-2.5-flash'; got ${String(value)}`,
+    { required: true, defaultText: 'required' },
+  ),
+  apiKey: text(undefined, {
+    defaultText: 'GEMINI_API_KEY or GOOGLE_API_KEY',
+    also: (_, at) => {
+      if (
+        at.options.client === undefined &&
+        at.options.apiKey === undefined &&
+        !process.env.GEMINI_API_KEY &&
+        !process.env.GOOGLE_API_KEY
+      ) {
+        at.problem(
+          'is required: pass apiKey, set GEMINI_API_KEY (or GOOGLE_API_KEY), or pass a configured client (e.g. for Vertex AI)',
+        );
+      }
+    },
+  }),
+  client: {
+    check: (client: unknown, at: OptionContext): GoogleGenAI | undefined => {
+      const before = at.problems.size;
+      if (typeof (client as GoogleGenAI | null)?.models?.generateContent !== 'function') {
+        at.problem('must be a GoogleGenAI instance from @google/genai');
+      }
+      const own = ['apiKey', 'baseUrl', 'apiVersion'].filter(
+        (key) => at.options[key] !== undefined,
+      );
+      if (own.length) {
+        at.problem(
+          `is configured already: set ${own.join(', ')} on the GoogleGenAI client you pass, or pass no client`,
+        );
+      }
+      return at.problems.size === before ? (client as GoogleGenAI) : undefined;
+    },
+  },
+  baseUrl: absoluteUrl(
+    (value) => `must be an absolute URL, e.g. 'http://127.0.0.1:8080'; got ${String(value)}`,
+    { defaultText: "the SDK's" },
+  ),
+  apiVersion: text("must be a non-empty string, e.g. 'v1beta' or 'v1'", { defaultText: 'v1beta' }),
+  retries: retriesSpec,
+  providerOptions: record('must be an object of GenerateContentConfig fields'),
+  idleTimeoutMs: delay({ default: DEFAULT_IDLE_TIMEOUT_MS }),
+});
+
+// tsc fails here, naming the option, when the interface and its description drift apart.
+const _described: Describes<GeminiModelOptions, typeof GEMINI_MODEL_OPTIONS> = true;
 
 const DEFAULT_RETRIES = 2;
 
@@ -80,104 +169,11 @@ export function retryOptions(retries: number | GeminiRetryOptions): GeminiRetryO
 
 /**
  * Checks every option, reporting every problem at once (unknown keys with the nearest known
- * name), and returns the idle timeout, or undefined for the default.
+ * name), and returns the idle timeout.
  */
-export function validateOptions(options: GeminiModelOptions): number | undefined {
+export function validateOptions(options: GeminiModelOptions): number {
   if (typeof options !== 'object' || options === null) {
     throw new ConfigError('options', "must be an object, e.g. { model: 'gemini-2.5-flash' }");
   }
-  const problems = new OptionProblems('new GeminiModel');
-  problems.unknownKeys(options, OPTION_KEYS);
-  const { model, apiKey, client, baseUrl, apiVersion, retries, providerOptions } = options;
-  if (typeof model !== 'string' || model.trim() === '') {
-    problems.add(
-      'model',
-      `must be a Gemini model name, e.g. 'gemini-2.5-flash'; got ${String(model)}`,
-    );
-  }
-  if (apiKey !== undefined && (typeof apiKey !== 'string' || apiKey === '')) {
-    problems.add('apiKey', 'must be a non-empty string');
-  }
-  if (client !== undefined) {
-    if (typeof client?.models?.generateContent !== 'function') {
-      problems.add('client', 'must be a GoogleGenAI instance from @google/genai');
-    }
-    const own = ['apiKey', 'baseUrl', 'apiVersion'].filter(
-      (key) => options[key as keyof GeminiModelOptions] !== undefined,
-    );
-    if (own.length) {
-      problems.add(
-        'client',
-        `is configured already: set ${own.join(', ')} on the GoogleGenAI client you pass, or pass no client`,
-      );
-    }
-  }
-  if (baseUrl !== undefined && (typeof baseUrl !== 'string' || !URL.canParse(baseUrl))) {
-    problems.add(
-      'baseUrl',
-      `must be an absolute URL, e.g. 'http://127.0.0.1:8080'; got ${String(baseUrl)}`,
-    );
-  }
-  if (apiVersion !== undefined && (typeof apiVersion !== 'string' || apiVersion === '')) {
-    problems.add('apiVersion', "must be a non-empty string, e.g. 'v1beta' or 'v1'");
-  }
-  validateRetries(retries, problems);
-  if (
-    providerOptions !== undefined &&
-    (typeof providerOptions !== 'object' ||
-      providerOptions === null ||
-      Array.isArray(providerOptions))
-  ) {
-    problems.add('providerOptions', 'must be an object of GenerateContentConfig fields');
-  }
-  const idleTimeoutMs = problems.check(() => optionalDelay('idleTimeoutMs', options.idleTimeoutMs));
-  if (
-    client === undefined &&
-    apiKey === undefined &&
-    !process.env.GEMINI_API_KEY &&
-    !process.env.GOOGLE_API_KEY
-  ) {
-    problems.add(
-      'apiKey',
-      'is required: pass apiKey, set GEMINI_API_KEY (or GOOGLE_API_KEY), or pass a configured client (e.g. for Vertex AI)',
-    );
-  }
-  problems.throwIfAny();
-  return idleTimeoutMs;
-}
-
-function validateRetries(retries: GeminiModelOptions['retries'], problems: OptionProblems): void {
-  if (retries === undefined) return;
-  if (typeof retries === 'number') {
-    if (Number.isInteger(retries) && retries >= 0) return;
-    problems.add('retries', `must be an integer >= 0 or the SDK's retry options; got ${retries}`);
-    return;
-  }
-  if (typeof retries !== 'object' || retries === null) {
-    problems.add('retries', 'must be an integer >= 0 or { attempts, initialDelay, maxDelay, … }');
-    return;
-  }
-  problems.unknownKeys(retries, RETRY_OPTION_KEYS, 'retries.');
-  const { attempts, httpStatusCodes, ...delays } = retries;
-  if (attempts !== undefined && !(Number.isInteger(attempts) && attempts >= 1)) {
-    problems.add(
-      'retries.attempts',
-      `must be an integer >= 1 (the first call included); got ${attempts}`,
-    );
-  }
-  for (const [key, value] of Object.entries(delays)) {
-    if (!RETRY_OPTION_KEYS.includes(key as keyof GeminiRetryOptions)) continue;
-    if (!(typeof value === 'number' && Number.isFinite(value) && value >= 0)) {
-      problems.add(
-        `retries.${key}`,
-        `must be a number >= 0 (seconds for delays); got ${String(value)}`,
-      );
-    }
-  }
-  if (
-    httpStatusCodes !== undefined &&
-    !(Array.isArray(httpStatusCodes) && httpStatusCodes.every((code) => Number.isInteger(code)))
-  ) {
-    problems.add('retries.httpStatusCodes', 'must be an array of HTTP status codes');
-  }
+  return GEMINI_MODEL_OPTIONS.parse(options).idleTimeoutMs;
 }

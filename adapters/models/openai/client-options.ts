@@ -1,9 +1,14 @@
 import OpenAI from 'openai';
 import { ConfigError } from '../../../src/errors.js';
-import { isRecord } from '../../../src/is-record.js';
 import { DEFAULT_IDLE_TIMEOUT_MS } from '../../../src/model/idle-watch.js';
-import { integerAtLeast, optionalDelay, optionalPositive } from '../../../src/options/checks.js';
-import type { OptionProblems } from '../../../src/options/problems.js';
+import {
+  type CheckedValues,
+  type Describes,
+  describeOptions,
+  type OptionsDescription,
+} from '../../../src/options/describe.js';
+import { delay, integer, positive, satisfies, unchecked } from '../../../src/options/kinds.js';
+import { headers, record, text } from '../../../src/options/more-kinds.js';
 
 /** Options of both OpenAI model classes. */
 export interface OpenAIModelOptions {
@@ -39,19 +44,60 @@ export interface OpenAIModelOptions {
   readonly providerOptions?: { readonly [key: string]: unknown };
 }
 
-/** The option names both classes accept; each class adds its own (see OpenAIChatModel). */
-export const OPENAI_MODEL_OPTION_KEYS: readonly (keyof OpenAIModelOptions)[] = [
-  'model',
-  'apiKey',
-  'baseURL',
-  'client',
-  'maxRetries',
-  'timeout',
-  'idleTimeoutMs',
-  'organization',
-  'defaultHeaders',
-  'providerOptions',
-];
+/**
+ * The options both classes accept, described once (see src/options/describe.ts): each
+ * option's check, in the order problems are reported, and its default. `client` comes last:
+ * its rule reads the connection options beside it, or asks for a key when there is no client.
+ * Each class describes these under its own name, with options of its own (OpenAIChatModel).
+ */
+export function openAIModelSpecs(api: 'chat' | 'responses') {
+  return {
+    model: satisfies<string>(
+      (value) => typeof value === 'string' && value.trim() !== '',
+      (value) => `must be a non-empty model name; got ${String(value)}`,
+      { required: true, defaultText: 'required' },
+    ),
+    maxRetries: integer(0, { defaultText: "the SDK's (2)" }),
+    // The SDK checks per-request timeouts as positive integers.
+    timeout: positive(true, { defaultText: "the SDK's (10 minutes)" }),
+    idleTimeoutMs: delay({ default: DEFAULT_IDLE_TIMEOUT_MS }),
+    apiKey: text(undefined, { defaultText: 'OPENAI_API_KEY' }),
+    organization: text(),
+    baseURL: satisfies<string>(
+      (value) => URL.canParse(String(value)),
+      (value) => `must be an absolute URL such as http://localhost:11434/v1; got ${String(value)}`,
+      { defaultText: 'https://api.openai.com/v1 (or OPENAI_BASE_URL)' },
+    ),
+    defaultHeaders: headers(),
+    providerOptions: record('must be an object of request parameters'),
+    client: unchecked<OpenAI>({
+      also: (_, at) => {
+        // As given: a null client is a bad one, not none.
+        if (at.options.client !== undefined) at.problems.check(() => checkClient(at.options, api));
+        else if (at.options.apiKey === undefined && !envApiKey()) {
+          at.problem(
+            'is required: pass apiKey or set the OPENAI_API_KEY environment variable',
+            'apiKey',
+          );
+        }
+      },
+    }),
+  } as const;
+}
+
+/** The key the SDK would read when none is given. */
+function envApiKey(): string | undefined {
+  return globalThis.process?.env?.OPENAI_API_KEY;
+}
+
+/** OpenAIResponsesModel's options, described. */
+export const OPENAI_RESPONSES_OPTIONS = describeOptions(
+  'new OpenAIResponsesModel',
+  openAIModelSpecs('responses'),
+);
+
+// tsc fails here, naming the option, when the interface and its description drift apart.
+const _described: Describes<OpenAIModelOptions, typeof OPENAI_RESPONSES_OPTIONS> = true;
 
 /** What a model class keeps of its options: the client, and the per-request SDK options. */
 export interface ResolvedClient {
@@ -63,84 +109,41 @@ export interface ResolvedClient {
 const CONNECTION_OPTIONS = ['apiKey', 'baseURL', 'organization', 'defaultHeaders'] as const;
 
 /**
- * Validates the options shared by both classes into `problems` (with the class's own
- * problems, found before), throws them all at once, and returns the SDK client to call.
- * `knownKeys` are every option the class accepts: any other key is refused. `maxRetries` and
- * `timeout` travel with each request rather than on the client, so they apply to a client
- * passed in as well.
+ * Checks the options shared by both classes, with the class's own, throws every problem at
+ * once, and returns the SDK client to call. `maxRetries` and `timeout` travel with
+ * each request rather than on the client, so they apply to a client passed in as well.
  */
-export function resolveClient(
+export function resolveClient<S extends ReturnType<typeof openAIModelSpecs>>(
   options: OpenAIModelOptions,
-  api: 'chat' | 'responses',
-  problems: OptionProblems,
-  knownKeys: readonly string[],
-): ResolvedClient {
+  description: OptionsDescription<S>,
+): ResolvedClient & { readonly checked: CheckedValues<S> } {
   if (typeof options !== 'object' || options === null) {
     throw new ConfigError('options', 'needs an options object with at least a model');
   }
-  problems.unknownKeys(options, knownKeys);
-  if (typeof options.model !== 'string' || options.model.trim() === '') {
-    problems.add('model', `must be a non-empty model name; got ${String(options.model)}`);
-  }
-  const maxRetries =
-    options.maxRetries === undefined
-      ? undefined
-      : problems.check(() => integerAtLeast('maxRetries', options.maxRetries, 0, 0));
-  // The SDK checks per-request timeouts as positive integers.
-  const timeout = problems.check(() => optionalPositive('timeout', options.timeout, true));
-  const idleTimeoutMs = problems.check(() => optionalDelay('idleTimeoutMs', options.idleTimeoutMs));
-  for (const key of ['apiKey', 'organization'] as const) {
-    const value = options[key];
-    if (value !== undefined && (typeof value !== 'string' || value === '')) {
-      problems.add(key, 'must be a non-empty string');
-    }
-  }
-  if (options.baseURL !== undefined && !URL.canParse(String(options.baseURL))) {
-    problems.add(
-      'baseURL',
-      `must be an absolute URL such as http://localhost:11434/v1; got ${String(options.baseURL)}`,
-    );
-  }
-  const headers = options.defaultHeaders;
-  if (
-    headers !== undefined &&
-    (!isRecord(headers) || Object.values(headers).some((v) => typeof v !== 'string'))
-  ) {
-    problems.add('defaultHeaders', 'must be an object of header names to string values');
-  }
-  if (options.providerOptions !== undefined && !isRecord(options.providerOptions)) {
-    problems.add('providerOptions', 'must be an object of request parameters');
-  }
+  const checked = description.parse(options);
+  const { maxRetries, timeout, idleTimeoutMs } = checked as CheckedValues<
+    ReturnType<typeof openAIModelSpecs>
+  >;
   const requestOptions = {
     ...(maxRetries !== undefined && { maxRetries }),
     ...(timeout !== undefined && { timeout }),
   };
-  const idle = idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   if (options.client !== undefined) {
-    problems.check(() => checkClient(options, api));
-    problems.throwIfAny();
-    return { client: options.client, requestOptions, idleTimeoutMs: idle };
+    return { client: options.client, requestOptions, idleTimeoutMs, checked };
   }
-  const apiKey = options.apiKey ?? globalThis.process?.env?.OPENAI_API_KEY;
-  if (!apiKey && options.apiKey === undefined) {
-    problems.add(
-      'apiKey',
-      'is required: pass apiKey or set the OPENAI_API_KEY environment variable',
-    );
-  }
-  problems.throwIfAny();
+  const headers = options.defaultHeaders;
   const client = new OpenAI({
-    apiKey,
+    apiKey: options.apiKey ?? envApiKey(),
     ...(options.baseURL !== undefined && { baseURL: options.baseURL }),
     ...(options.organization !== undefined && { organization: options.organization }),
     ...(headers !== undefined && { defaultHeaders: { ...headers } }),
     ...requestOptions,
   });
-  return { client, requestOptions, idleTimeoutMs: idle };
+  return { client, requestOptions, idleTimeoutMs, checked };
 }
 
 /** A client passed in: an SDK client, with no connection options beside it. */
-function checkClient(options: OpenAIModelOptions, api: 'chat' | 'responses'): void {
+function checkClient(options: Readonly<Record<string, unknown>>, api: 'chat' | 'responses'): void {
   const given = CONNECTION_OPTIONS.filter((key) => options[key] !== undefined);
   if (given.length > 0) {
     throw new ConfigError(

@@ -1,8 +1,15 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ConfigError } from '../../../src/errors.js';
 import { isRecord } from '../../../src/is-record.js';
-import { optionalDelay } from '../../../src/options/checks.js';
-import { OptionProblems } from '../../../src/options/problems.js';
+import {
+  checkEach,
+  type Describes,
+  describeOptions,
+  type OptionContext,
+  type OptionSpec,
+  type Specs,
+} from '../../../src/options/describe.js';
+import { delay, flag, satisfies, unchecked } from '../../../src/options/kinds.js';
 
 /** Starts the server as a child process and speaks MCP over its stdin/stdout. */
 export interface McpStdioTransportOptions {
@@ -56,138 +63,153 @@ export interface McpConnectOptions extends McpExecutorOptions {
 
 const STDERR_MODES = ['inherit', 'pipe', 'ignore'] as const;
 
-// Every option each function knows, for refusing the rest with the nearest name (SPEC Q4).
-const EXECUTOR_KEYS = ['name', 'requestTimeoutMs', 'shadowLocalTools'] as const;
-const CONNECT_KEYS = [...EXECUTOR_KEYS, 'transport', 'clientInfo', 'signal'] as const;
-const STDIO_KEYS = ['type', 'command', 'args', 'env', 'cwd', 'stderr'] as const;
-const HTTP_KEYS = ['type', 'url', 'headers'] as const;
-
-// tsc fails here when an options interface gains a key its list lacks.
-type Unlisted<Options, Keys extends readonly string[]> = Exclude<keyof Options, Keys[number]>;
-const _everyKeyListed: [
-  Unlisted<McpExecutorOptions, typeof EXECUTOR_KEYS>,
-  Unlisted<McpConnectOptions, typeof CONNECT_KEYS>,
-  Unlisted<McpStdioTransportOptions, typeof STDIO_KEYS>,
-  Unlisted<McpHttpTransportOptions, typeof HTTP_KEYS>,
-] extends [never, never, never, never]
-  ? true
-  : false = true;
-
-function nonEmptyString(option: string, value: unknown): string {
-  if (typeof value !== 'string' || value.trim() === '') {
-    throw new ConfigError(option, `must be a non-empty string; got ${describe(value)}`);
-  }
-  return value;
-}
-
-function stringRecord(option: string, value: unknown): void {
-  if (value === undefined) return;
-  if (!isRecord(value) || Object.values(value).some((v) => typeof v !== 'string')) {
-    throw new ConfigError(option, 'must be an object whose values are strings');
-  }
-}
-
 function describe(value: unknown): string {
   return typeof value === 'string' ? `'${value}'` : String(value);
 }
 
-/**
- * The options of `fromClient`, checked: every problem at once in one ConfigError (SPEC Q4),
- * unknown keys named with the nearest known one.
- */
-export function checkExecutorOptions(options: unknown): McpExecutorOptions {
-  if (options === undefined) return {};
-  if (!isRecord(options)) throw new ConfigError('options', 'must be an object');
-  const problems = new OptionProblems('McpToolExecutor.fromClient');
-  problems.unknownKeys(options, EXECUTOR_KEYS);
-  checkExecutorKeys(problems, options);
-  problems.throwIfAny();
-  return options as McpExecutorOptions;
+/** A string with more than blanks in it. */
+function nonEmpty(extra: { readonly required?: boolean; readonly defaultText?: string } = {}) {
+  return satisfies<string>(
+    (value) => typeof value === 'string' && value.trim() !== '',
+    (value) => `must be a non-empty string; got ${describe(value)}`,
+    extra,
+  );
 }
 
-/** The options `connect` and `fromClient` share, into `problems`. */
-function checkExecutorKeys(problems: OptionProblems, options: Record<string, unknown>): void {
-  if (options.name !== undefined) problems.check(() => nonEmptyString('name', options.name));
-  problems.check(() => optionalDelay('requestTimeoutMs', options.requestTimeoutMs));
-  const shadow = options.shadowLocalTools;
-  if (shadow !== undefined && typeof shadow !== 'boolean') {
-    problems.add('shadowLocalTools', `must be true or false; got ${describe(shadow)}`);
-  }
+function stringRecord() {
+  return satisfies<Readonly<Record<string, string>>>(
+    (value) => isRecord(value) && Object.values(value).every((v) => typeof v === 'string'),
+    'must be an object whose values are strings',
+  );
+}
+
+// Each options object described once (see src/options/describe.ts): its checks, in the order
+// problems are reported, and its defaults.
+
+type ClientInfo = NonNullable<McpConnectOptions['clientInfo']>;
+
+/** The options `connect` and `fromClient` share. */
+const EXECUTOR_SPECS = {
+  name: nonEmpty({ defaultText: 'mcp:<server name>' }),
+  requestTimeoutMs: delay({ defaultText: "the SDK's (60 s)" }),
+  shadowLocalTools: flag(
+    { default: false },
+    (value) => `must be true or false; got ${describe(value)}`,
+  ),
+} as const;
+
+export const MCP_EXECUTOR_OPTIONS = describeOptions('McpToolExecutor.fromClient', EXECUTOR_SPECS);
+
+export const MCP_STDIO_OPTIONS = describeOptions('McpToolExecutor.connect', {
+  type: unchecked<'stdio'>({ required: true, defaultText: 'required' }),
+  command: nonEmpty({ required: true, defaultText: 'required' }),
+  args: satisfies<readonly string[]>(
+    (value) => Array.isArray(value) && value.every((a) => typeof a === 'string'),
+    'must be an array of strings',
+  ),
+  env: stringRecord(),
+  cwd: nonEmpty(),
+  stderr: satisfies<McpStdioTransportOptions['stderr'] & {}>(
+    (value) => STDERR_MODES.includes(value as (typeof STDERR_MODES)[number]),
+    (value) =>
+      `must be one of ${STDERR_MODES.map((m) => `'${m}'`).join(', ')}; got ${describe(value)}`,
+    { defaultText: "'inherit'" },
+  ),
+});
+
+export const MCP_HTTP_OPTIONS = describeOptions('McpToolExecutor.connect', {
+  type: unchecked<'http'>({ required: true, defaultText: 'required' }),
+  url: {
+    required: true,
+    defaultText: 'required',
+    check: (value: unknown, at: OptionContext): string | URL | undefined =>
+      at.problems.check(() => checkHttpUrl(value)),
+  },
+  headers: stringRecord(),
+});
+
+/** `transport`: one of two nested descriptions, chosen by its `type`. */
+const transport: OptionSpec<McpTransportOptions> = {
+  required: true,
+  defaultText: 'required',
+  check: (transport, at) => {
+    if (!isRecord(transport)) {
+      at.problem(
+        "must be { type: 'stdio', command, args?, env?, cwd? } or { type: 'http', url, headers? }",
+      );
+      return undefined;
+    }
+    const described = (
+      transport.type === 'stdio'
+        ? MCP_STDIO_OPTIONS
+        : transport.type === 'http'
+          ? MCP_HTTP_OPTIONS
+          : undefined
+    ) as { readonly specs: Specs; readonly keys: readonly string[] } | undefined;
+    if (!described) {
+      at.problem(`must be 'stdio' or 'http'; got ${describe(transport.type)}`, `${at.name}.type`);
+      return undefined;
+    }
+    const before = at.problems.size;
+    at.problems.unknownKeys(transport, described.keys, `${at.name}.`);
+    checkEach(described.specs, described.keys, transport, at.problems, `${at.name}.`);
+    return at.problems.size === before ? (transport as unknown as McpTransportOptions) : undefined;
+  },
+};
+
+export const MCP_CONNECT_OPTIONS = describeOptions('McpToolExecutor.connect', {
+  ...EXECUTOR_SPECS,
+  transport,
+  clientInfo: satisfies<ClientInfo, ClientInfo>(
+    (value) =>
+      isRecord(value) && typeof value.name === 'string' && typeof value.version === 'string',
+    'must be { name: string, version: string }',
+    { default: { name: 'statecraft', version: '0.1.0' } },
+  ),
+  signal: satisfies<AbortSignal>(
+    (value) => value instanceof AbortSignal,
+    'must be an AbortSignal',
+    { defaultText: 'none' },
+  ),
+});
+
+// tsc fails here, naming the option, when an interface and its description drift apart.
+const _described: [
+  Describes<McpExecutorOptions, typeof MCP_EXECUTOR_OPTIONS>,
+  Describes<McpConnectOptions, typeof MCP_CONNECT_OPTIONS>,
+  Describes<McpStdioTransportOptions, typeof MCP_STDIO_OPTIONS>,
+  Describes<McpHttpTransportOptions, typeof MCP_HTTP_OPTIONS>,
+] = [true, true, true, true];
+
+/**
+ * The options of `fromClient`, checked: every problem at once in one ConfigError (SPEC Q4),
+ * unknown keys named with the nearest known one; defaults applied.
+ */
+export function checkExecutorOptions(options: unknown): McpExecutorOptions {
+  if (options === undefined) return MCP_EXECUTOR_OPTIONS.parse({});
+  if (!isRecord(options)) throw new ConfigError('options', 'must be an object');
+  return MCP_EXECUTOR_OPTIONS.parse(options);
 }
 
 /**
  * Every option of `connect`, checked before anything is spawned or fetched: every problem at
- * once in one ConfigError (SPEC Q4), unknown keys named with the nearest known one.
+ * once in one ConfigError (SPEC Q4), unknown keys named with the nearest known one; defaults
+ * applied.
  */
-export function checkConnectOptions(options: unknown): McpConnectOptions {
+export function checkConnectOptions(options: unknown): McpConnectOptions & {
+  readonly clientInfo: { readonly name: string; readonly version: string };
+} {
   if (!isRecord(options)) {
     throw new ConfigError(
       'options',
       "must be an object with a `transport`, e.g. { transport: { type: 'stdio', command } }",
     );
   }
-  const problems = new OptionProblems('McpToolExecutor.connect');
-  problems.unknownKeys(options, CONNECT_KEYS);
-  checkExecutorKeys(problems, options);
-  checkTransport(problems, options.transport);
-  const { clientInfo, signal } = options;
-  if (
-    clientInfo !== undefined &&
-    !(
-      isRecord(clientInfo) &&
-      typeof clientInfo.name === 'string' &&
-      typeof clientInfo.version === 'string'
-    )
-  ) {
-    problems.add('clientInfo', 'must be { name: string, version: string }');
-  }
-  if (signal !== undefined && !(signal instanceof AbortSignal)) {
-    problems.add('signal', 'must be an AbortSignal');
-  }
-  problems.throwIfAny();
-  return options as unknown as McpConnectOptions;
+  const checked = MCP_CONNECT_OPTIONS.parse(options);
+  return { ...checked, transport: checked.transport as McpTransportOptions };
 }
 
-function checkTransport(problems: OptionProblems, transport: unknown): void {
-  if (!isRecord(transport)) {
-    problems.add(
-      'transport',
-      "must be { type: 'stdio', command, args?, env?, cwd? } or { type: 'http', url, headers? }",
-    );
-    return;
-  }
-  if (transport.type === 'stdio') {
-    problems.unknownKeys(transport, STDIO_KEYS, 'transport.');
-    problems.check(() => nonEmptyString('transport.command', transport.command));
-    if (
-      transport.args !== undefined &&
-      (!Array.isArray(transport.args) || transport.args.some((a) => typeof a !== 'string'))
-    ) {
-      problems.add('transport.args', 'must be an array of strings');
-    }
-    problems.check(() => stringRecord('transport.env', transport.env));
-    if (transport.cwd !== undefined) {
-      problems.check(() => nonEmptyString('transport.cwd', transport.cwd));
-    }
-    if (
-      transport.stderr !== undefined &&
-      !STDERR_MODES.includes(transport.stderr as (typeof STDERR_MODES)[number])
-    ) {
-      problems.add(
-        'transport.stderr',
-        `must be one of ${STDERR_MODES.map((m) => `'${m}'`).join(', ')}; got ${describe(transport.stderr)}`,
-      );
-    }
-  } else if (transport.type === 'http') {
-    problems.unknownKeys(transport, HTTP_KEYS, 'transport.');
-    problems.check(() => checkHttpUrl(transport.url));
-    problems.check(() => stringRecord('transport.headers', transport.headers));
-  } else {
-    problems.add('transport.type', `must be 'stdio' or 'http'; got ${describe(transport.type)}`);
-  }
-}
-
-function checkHttpUrl(value: unknown): void {
+function checkHttpUrl(value: unknown): string | URL {
   let url: URL | undefined;
   try {
     url = value instanceof URL ? value : typeof value === 'string' ? new URL(value) : undefined;
@@ -200,8 +222,8 @@ function checkHttpUrl(value: unknown): void {
       `must be an http(s) URL of the server's MCP endpoint, e.g. 'http://127.0.0.1:3000/mcp'; got ${describe(value)}`,
     );
   }
+  return value as string | URL;
 }
-
 /** Anything with the SDK Client's methods we use: guards `fromClient` against a wrong argument. */
 export function checkClient(client: unknown): asserts client is Client {
   const candidate = client as Partial<Client> | null | undefined;
