@@ -52,7 +52,7 @@ import type { ChainResult, ChainRunInput, ChainRunOptions, ChainStreamEvent } fr
  * Builds a chain (SPEC C): validates every option at once (ConfigError naming it), provides
  * the chain machine's effects, and runs it. What happens next (think, run tools, warn,
  * correct, stop) is decided by machines/chain.ts; its effects are performed by
- * chain-effects.ts, answers checked by chain-answer-validation.ts, and runs kept by the run
+ * effects.ts, answers checked by answer-validation.ts, and runs kept by the run
  * host (run-host.ts).
  */
 export function createChain<T>(

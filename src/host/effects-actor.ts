@@ -17,7 +17,7 @@ import type { AnyActorSystem } from './run-registry.js';
 // requests and answers with its `.done` / `.error` event. What is the same for every kind is
 // here: finding the run's resources, refusing a run restored mid-way, journaling a durable
 // run's requests (replayed, held or live) and answers. What an effect does, and what
-// `cancel` stops, is the kind's (chain-effects.ts, tool-loop-effects.ts).
+// `cancel` stops, is the kind's (chain/effects.ts, tool-loop/effects.ts).
 
 /** A machine's effect request: `cancel`, or an effect with its input. */
 export type EffectRequest = { readonly type: string } & EventObject;

@@ -173,7 +173,7 @@ export async function executeCommands(
       const known = journal?.known(call.id);
       // Finished before the crash: its record again, from the journal; the tool does not run.
       // (The machine got it, and details() recorded it, when the round was asked for again:
-      // tool-loop-effects.ts, even if the round is cancelled before this runs.)
+      // tool-loop/effects.ts, even if the round is cancelled before this runs.)
       if (known?.finished) {
         const result = known.result as ToolResult;
         const record = recordOf(command, result);

@@ -214,7 +214,7 @@ export class RunTools {
         const known = journal?.known(call.id);
         if (known?.finished) {
           // The machine got its result, and details() recorded it, when the step was asked for
-          // again (chain-effects.ts), even if the step is cancelled before this runs.
+          // again (chain/effects.ts), even if the step is cancelled before this runs.
           const result = known.result as ToolResult;
           // A stream it opened before the crash is gone with that process.
           if (this.#followLost(result, step)) openedStream = true;

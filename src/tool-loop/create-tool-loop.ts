@@ -52,7 +52,7 @@ import type { ToolLoop } from './tool-loop.js';
  * Builds a tool loop (SPEC T): validates every option at once, provides the machine's
  * `plan`, `execute` and `respond` actors, and runs it. Whether to plan again, execute, stop
  * or respond is decided by machines/tool-loop.ts; the work is performed by
- * tool-loop-effects.ts, and runs kept by the run host (run-host.ts).
+ * effects.ts, and runs kept by the run host (run-host.ts).
  */
 export function createToolLoop(options: ToolLoopOptions): ToolLoop {
   if (typeof options !== 'object' || options === null) {

@@ -17,7 +17,7 @@ export type DeltaListener = (delta: string) => void;
 // recorder of its model and tool calls (details()). A loop invoked from an app's machine
 // has a recorder only while someone observes runs (SPEC R5, X4), found by the loop actor,
 // the parent of the actors it invokes, or when one of its tools needs approval (its gate
-// records into one). Its controller is its effects actor's own (see tool-loop-effects.ts):
+// records into one). Its controller is its effects actor's own (see effects.ts):
 // nothing here needs disposing of but the approval gate and the recorder's end.
 export interface ToolLoopRunHooks {
   readonly recorder: RunRecorder;
