@@ -56,178 +56,55 @@ interface Documented {
   readonly within?: true;
 }
 
+const OPTIONS = 'docs/options.md';
+const MODELS = 'docs/language-model.md';
+const TESTING = 'docs/testing.md';
+const DURABLE = 'docs/durable-runs.md';
+const APPROVALS = 'docs/approvals-and-budgets.md';
+const SEEING = 'docs/viewer-and-cli.md';
+const RESTATE = 'docs/restate.md';
+const COMPOSITION = 'docs/composition.md';
+
+function entry(
+  description: Description,
+  name: string,
+  page: string,
+  heading: string,
+  more: Pick<Documented, 'table' | 'within'> = {},
+): Documented {
+  return { name, description, page, heading, ...more };
+}
+
 const DOCUMENTED: readonly Documented[] = [
-  {
-    name: 'CHAIN_OPTIONS',
-    description: CHAIN_OPTIONS,
-    page: 'docs/options.md',
-    heading: 'The chain',
-  },
-  {
-    name: 'TOOL_LOOP_OPTIONS',
-    description: TOOL_LOOP_OPTIONS,
-    page: 'docs/options.md',
-    heading: 'The tool loop',
-  },
-  {
-    name: 'RUN_OPTIONS',
-    description: RUN_OPTIONS,
-    page: 'docs/options.md',
-    heading: "A run's options",
-  },
-  {
-    name: 'BATCH_OPTIONS',
-    description: BATCH_OPTIONS,
-    page: 'docs/options.md',
-    heading: "A run's options",
-    table: 1,
-  },
-  {
-    name: 'RUN_CONFIG',
-    description: RUN_CONFIG,
-    page: 'docs/options.md',
-    heading: "A run's options",
-    table: 2,
-  },
-  {
-    name: 'MCP_CONNECT_OPTIONS',
-    description: MCP_CONNECT_OPTIONS,
-    page: 'docs/options.md',
-    heading: 'MCP tools',
-  },
-  {
-    name: 'MCP_EXECUTOR_OPTIONS',
-    description: MCP_EXECUTOR_OPTIONS,
-    page: 'docs/options.md',
-    heading: 'MCP tools',
+  entry(CHAIN_OPTIONS, 'CHAIN_OPTIONS', OPTIONS, 'The chain'),
+  entry(TOOL_LOOP_OPTIONS, 'TOOL_LOOP_OPTIONS', OPTIONS, 'The tool loop'),
+  entry(RUN_OPTIONS, 'RUN_OPTIONS', OPTIONS, "A run's options"),
+  entry(BATCH_OPTIONS, 'BATCH_OPTIONS', OPTIONS, "A run's options", { table: 1 }),
+  entry(RUN_CONFIG, 'RUN_CONFIG', OPTIONS, "A run's options", { table: 2 }),
+  entry(MCP_CONNECT_OPTIONS, 'MCP_CONNECT_OPTIONS', OPTIONS, 'MCP tools'),
+  entry(MCP_EXECUTOR_OPTIONS, 'MCP_EXECUTOR_OPTIONS', OPTIONS, 'MCP tools', { within: true }),
+  entry(MCP_STDIO_OPTIONS, 'MCP_STDIO_OPTIONS', OPTIONS, 'MCP tools', { table: 1 }),
+  entry(MCP_HTTP_OPTIONS, 'MCP_HTTP_OPTIONS', OPTIONS, 'MCP tools', { table: 2 }),
+  entry(OPENAI_CHAT_OPTIONS, 'OPENAI_CHAT_OPTIONS', MODELS, 'OpenAI'),
+  entry(OPENAI_RESPONSES_OPTIONS, 'OPENAI_RESPONSES_OPTIONS', MODELS, 'OpenAI', { within: true }),
+  entry(OPENAI_COMPATIBLE_OPTIONS, 'OPENAI_COMPATIBLE_OPTIONS', MODELS, 'OpenAI', { table: 1 }),
+  entry(ANTHROPIC_MODEL_OPTIONS, 'ANTHROPIC_MODEL_OPTIONS', MODELS, 'Anthropic'),
+  entry(GEMINI_MODEL_OPTIONS, 'GEMINI_MODEL_OPTIONS', MODELS, 'Gemini'),
+  entry(SCRIPTED_MODEL_OPTIONS, 'SCRIPTED_MODEL_OPTIONS', TESTING, 'ScriptedModel'),
+  entry(STORE_OPTIONS, 'STORE_OPTIONS', DURABLE, 'The API and the stores'),
+  entry(APPROVALS_OPTIONS, 'APPROVALS_OPTIONS', APPROVALS, 'Reasons, parking, streams'),
+  entry(VIEWER_OPTIONS, 'VIEWER_OPTIONS', SEEING, 'The live run viewer'),
+  entry(OTEL_OPTIONS, 'OTEL_OPTIONS', SEEING, 'OpenTelemetry'),
+  entry(CLUSTER_OPTIONS, 'CLUSTER_OPTIONS', RESTATE, 'serveWorker and serveCluster'),
+  entry(WORKER_OPTIONS, 'WORKER_OPTIONS', RESTATE, 'serveWorker and serveCluster', {
     within: true,
-  },
-  {
-    name: 'MCP_STDIO_OPTIONS',
-    description: MCP_STDIO_OPTIONS,
-    page: 'docs/options.md',
-    heading: 'MCP tools',
-    table: 1,
-  },
-  {
-    name: 'MCP_HTTP_OPTIONS',
-    description: MCP_HTTP_OPTIONS,
-    page: 'docs/options.md',
-    heading: 'MCP tools',
-    table: 2,
-  },
-  {
-    name: 'OPENAI_CHAT_OPTIONS',
-    description: OPENAI_CHAT_OPTIONS,
-    page: 'docs/language-model.md',
-    heading: 'OpenAI',
-  },
-  {
-    name: 'OPENAI_RESPONSES_OPTIONS',
-    description: OPENAI_RESPONSES_OPTIONS,
-    page: 'docs/language-model.md',
-    heading: 'OpenAI',
-    within: true,
-  },
-  {
-    name: 'OPENAI_COMPATIBLE_OPTIONS',
-    description: OPENAI_COMPATIBLE_OPTIONS,
-    page: 'docs/language-model.md',
-    heading: 'OpenAI',
-    table: 1,
-  },
-  {
-    name: 'ANTHROPIC_MODEL_OPTIONS',
-    description: ANTHROPIC_MODEL_OPTIONS,
-    page: 'docs/language-model.md',
-    heading: 'Anthropic',
-  },
-  {
-    name: 'GEMINI_MODEL_OPTIONS',
-    description: GEMINI_MODEL_OPTIONS,
-    page: 'docs/language-model.md',
-    heading: 'Gemini',
-  },
-  {
-    name: 'SCRIPTED_MODEL_OPTIONS',
-    description: SCRIPTED_MODEL_OPTIONS,
-    page: 'docs/testing.md',
-    heading: 'ScriptedModel',
-  },
-  {
-    name: 'STORE_OPTIONS',
-    description: STORE_OPTIONS,
-    page: 'docs/durable-runs.md',
-    heading: 'The API and the stores',
-  },
-  {
-    name: 'APPROVALS_OPTIONS',
-    description: APPROVALS_OPTIONS,
-    page: 'docs/approvals-and-budgets.md',
-    heading: 'Reasons, parking, streams',
-  },
-  {
-    name: 'VIEWER_OPTIONS',
-    description: VIEWER_OPTIONS,
-    page: 'docs/viewer-and-cli.md',
-    heading: 'The live run viewer',
-  },
-  {
-    name: 'OTEL_OPTIONS',
-    description: OTEL_OPTIONS,
-    page: 'docs/viewer-and-cli.md',
-    heading: 'OpenTelemetry',
-  },
-  {
-    name: 'CLUSTER_OPTIONS',
-    description: CLUSTER_OPTIONS,
-    page: 'docs/restate.md',
-    heading: 'serveWorker and serveCluster',
-  },
-  {
-    name: 'WORKER_OPTIONS',
-    description: WORKER_OPTIONS,
-    page: 'docs/restate.md',
-    heading: 'serveWorker and serveCluster',
-    within: true,
-  },
-  {
-    name: 'SERVICES_OPTIONS',
-    description: SERVICES_OPTIONS,
-    page: 'docs/restate.md',
-    heading: 'statecraftServices',
-  },
-  {
-    name: 'REGISTER_OPTIONS',
-    description: REGISTER_OPTIONS,
-    page: 'docs/restate.md',
-    heading: 'registerDeployment',
-  },
-  {
-    name: 'RESTATE_STORE_OPTIONS',
-    description: RESTATE_STORE_OPTIONS,
-    page: 'docs/restate.md',
-    heading: 'restateStore',
-  },
-  {
-    name: 'LOCAL_RESTATE_OPTIONS',
-    description: LOCAL_RESTATE_OPTIONS,
-    page: 'docs/restate.md',
-    heading: 'startLocalRestate',
-  },
-  {
-    name: 'MEMORY_OPTIONS',
-    description: MEMORY_OPTIONS,
-    page: 'docs/composition.md',
-    heading: 'Memory and retries',
-  },
-  {
-    name: 'RETRY_OPTIONS',
-    description: RETRY_OPTIONS,
-    page: 'docs/composition.md',
-    heading: 'Memory and retries',
-    table: 1,
-  },
+  }),
+  entry(SERVICES_OPTIONS, 'SERVICES_OPTIONS', RESTATE, 'statecraftServices'),
+  entry(REGISTER_OPTIONS, 'REGISTER_OPTIONS', RESTATE, 'registerDeployment'),
+  entry(RESTATE_STORE_OPTIONS, 'RESTATE_STORE_OPTIONS', RESTATE, 'restateStore'),
+  entry(LOCAL_RESTATE_OPTIONS, 'LOCAL_RESTATE_OPTIONS', RESTATE, 'startLocalRestate'),
+  entry(MEMORY_OPTIONS, 'MEMORY_OPTIONS', COMPOSITION, 'Memory and retries'),
+  entry(RETRY_OPTIONS, 'RETRY_OPTIONS', COMPOSITION, 'Memory and retries', { table: 1 }),
 ];
 
 /** Descriptions with no table of their own, and why. */
@@ -350,10 +227,17 @@ function expectDocumented(entry: Documented) {
   for (const row of rows) expect(row.meaning, `the meaning of ${row.keys.join(', ')}`).not.toBe('');
 }
 
+interface Found {
+  /** The module's path from the repository's root. */
+  readonly file: string;
+  readonly line: number;
+  readonly exported: boolean;
+}
+
 /** Each `describeOptions(` call of src/ and adapters/: the name it is assigned to, and where. */
-function describedInSource(): Map<string, string> {
+function describedInSource(): Map<string, Found> {
   const root = new URL('../..', import.meta.url).pathname;
-  const found = new Map<string, string>();
+  const found = new Map<string, Found>();
   const visit = (dir: string) => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
@@ -366,11 +250,12 @@ function describedInSource(): Map<string, string> {
             // A call, not its definition or a comment's example.
             if (!/\bdescribeOptions(<[^>]*>)?\(/.test(line) || /^\s*(\*|\/\/)/.test(line)) return;
             if (/\bfunction describeOptions\b/.test(line)) return;
-            const name = /^(?:export )?const (\w+) = describeOptions\(/.exec(line)?.[1];
+            const [, exported, name] =
+              /^(export )?const (\w+) = describeOptions\(/.exec(line) ?? [];
             const at = `${file}:${index + 1}`;
             if (!name) throw new Error(`${at}: a description not assigned to a const of its own`);
             if (found.has(name)) throw new Error(`${at}: a second description named ${name}`);
-            found.set(name, at);
+            found.set(name, { file, line: index + 1, exported: exported !== undefined });
           });
       }
     }
@@ -388,15 +273,22 @@ describe('the option tables of the guide pages', () => {
     },
   );
 
-  it('leave no options object described in src/ or adapters/ without a table', () => {
+  it('leave no options object described in src/ or adapters/ without a table', async () => {
     const described = describedInSource();
     const covered = [...DOCUMENTED.map((entry) => entry.name), ...Object.keys(UNDOCUMENTED)];
     expect({
       withoutTable: [...described]
         .filter(([name]) => !covered.includes(name))
-        .map(([n, at]) => `${n} (${at})`),
+        .map(([name, { file, line }]) => `${name} (${file}:${line})`),
       noLongerDescribed: covered.filter((name) => !described.has(name)),
     }).toEqual({ withoutTable: [], noLongerDescribed: [] });
+    // Each table is checked against the description its module exports under that name.
+    for (const { name, description } of DOCUMENTED) {
+      const found = described.get(name);
+      expect(found?.exported, `${name} is exported, so its table can be checked`).toBe(true);
+      const module = await import(`../../${found?.file.replace(/\.ts$/, '.js')}`);
+      expect(module[name], `${name} of ${found?.file}`).toBe(description);
+    }
   });
 
   it('read a default cell per option of a row, or one for all', () => {
