@@ -308,7 +308,12 @@ export interface OpenAICompatibleOptions
  * preset's address and placeholder key are what `baseURL` and `apiKey` default to.
  */
 const { client: _client, organization: _organization, ...compatible } = openAIModelSpecs('chat');
-export const OPENAI_COMPATIBLE_OPTIONS = describeOptions('openAICompatible', compatible);
+export const OPENAI_COMPATIBLE_OPTIONS = describeOptions('openAICompatible', {
+  ...compatible,
+  // What the docs table says: the preset's, not OpenAI's.
+  apiKey: { ...compatible.apiKey, defaultText: "the server's placeholder" },
+  baseURL: { ...compatible.baseURL, defaultText: "the server's local address" },
+});
 const _compatibleDescribed: Describes<OpenAICompatibleOptions, typeof OPENAI_COMPATIBLE_OPTIONS> =
   true;
 

@@ -135,7 +135,7 @@ export interface ApprovalsOptions {
 }
 
 /** approvals()'s options described once (see src/options/describe.ts). */
-const APPROVALS_OPTIONS = describeOptions('approvals', {
+export const APPROVALS_OPTIONS = describeOptions('approvals', {
   maxReasonLength: integer(1, { default: DEFAULT_MAX_REASON_LENGTH }),
 });
 // tsc fails here, naming the option, when ApprovalsOptions and its description drift apart.

@@ -90,7 +90,7 @@ export const WORKER_SPECS = {
   secret: WORKER_SECRET,
   adminUrl: address('http://127.0.0.1:9070', { defaultText: 'none (list() is refused)' }),
   headers: headers(),
-  port: port({ default: 9080 }),
+  port: port({ default: 9080, defaultText: '9080' }),
   host: unchecked<string, string>({ default: '127.0.0.1' }),
   store: unchecked<JournalStore>({ defaultText: 'restateStore({ url })' }),
   identityKeys: unchecked<readonly string[]>({ defaultText: 'none' }),

@@ -57,7 +57,7 @@ export const VIEWER_OPTIONS = describeOptions('startViewer', {
     satisfies<number, number>(
       (value) => Number.isInteger(value) && (value as number) >= 0 && (value as number) <= 65_535,
       (value) => `expected an integer from 0 to 65535, got ${String(value)}`,
-      { default: DEFAULT_VIEWER_PORT },
+      { default: DEFAULT_VIEWER_PORT, defaultText: String(DEFAULT_VIEWER_PORT) },
     ),
   ),
   host: satisfies<typeof HOST>(
