@@ -11,7 +11,7 @@ import {
   type StreamPart,
 } from '../../src/model/language-model.js';
 import { readJsonBody, watchEvents } from '../../src/model/watched-io.js';
-import { type Describes, describeOptions } from '../../src/options/describe.js';
+import { type Describes, describeOptions, withDefaultText } from '../../src/options/describe.js';
 import { satisfies } from '../../src/options/kinds.js';
 import { nullIsDefault, text } from '../../src/options/more-kinds.js';
 import { OptionProblems } from '../../src/options/problems.js';
@@ -311,8 +311,8 @@ const { client: _client, organization: _organization, ...compatible } = openAIMo
 export const OPENAI_COMPATIBLE_OPTIONS = describeOptions('openAICompatible', {
   ...compatible,
   // What the docs table says: the preset's, not OpenAI's.
-  apiKey: { ...compatible.apiKey, defaultText: "the server's placeholder" },
-  baseURL: { ...compatible.baseURL, defaultText: "the server's local address" },
+  apiKey: withDefaultText(compatible.apiKey, "the server's placeholder"),
+  baseURL: withDefaultText(compatible.baseURL, "the server's local address"),
 });
 const _compatibleDescribed: Describes<OpenAICompatibleOptions, typeof OPENAI_COMPATIBLE_OPTIONS> =
   true;

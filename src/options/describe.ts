@@ -242,3 +242,12 @@ export type Describes<I, D extends { readonly specs: Specs }> = [Drifted<I, D['s
 ]
   ? true
   : { readonly drifted: Drifted<I, D['specs']> };
+
+/**
+ * `spec` with another docs default text: for a description that reuses another's spec but
+ * documents its default differently. Typed as the spec it was given, so declaration files can
+ * name it (a spread would spell out the phantom value key, which they cannot).
+ */
+export function withDefaultText<S extends AnySpec>(spec: S, defaultText: string): S {
+  return { ...spec, defaultText };
+}
