@@ -34,7 +34,7 @@ import type {
 // nothing below this file imports it back: the public doors (fromChain, sequence, …) sit above.
 // src/runnable is the top of the runtime: it reads the run config, the observers, the host's
 // event queue and the types of chains and tool loops; nothing outside it but the package
-// entries imports it (test/runnable/layering.test.ts).
+// entries imports it (test/architecture/import-rules.test.ts holds the layers).
 
 const RUNNABLE = Symbol.for('statecraft.runnable');
 
