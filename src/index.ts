@@ -41,6 +41,7 @@ export {
   type ApproveCallback,
   type NeedsApproval,
 } from './approvals/approval.js';
+export { type Attachment, type AttachmentSource, attachment } from './attachments.js';
 export {
   type Chain,
   type ChainPartialResult,
@@ -189,5 +190,6 @@ export {
 } from './tools/invalid-tool-call.js';
 export { ToolCollisionError } from './tools/name-collision.js';
 export type { RemoteToolExecutor } from './tools/remote-executor.js';
+export { type ToolOutput, toolOutput } from './tools/tool-output.js';
 export { Transcript } from './transcript.js';
 export type { Usage } from './usage.js';

@@ -1,3 +1,4 @@
+import type { Attachment } from './attachments.js';
 import { randomUUID } from './lazy-crypto.js';
 
 /**
@@ -20,6 +21,12 @@ export interface ToolResult {
   readonly output: unknown;
   readonly success: boolean;
   readonly error?: string;
+  /**
+   * Images and files the tool returned with its output (a tool's `execute` returns
+   * `toolOutput(output, attachments)`): they reach the model with the result, mapped per
+   * provider. Absent when there are none.
+   */
+  readonly attachments?: readonly Attachment[];
 }
 
 export interface SystemMessage {
@@ -30,6 +37,8 @@ export interface SystemMessage {
 export interface UserMessage {
   readonly role: 'user';
   readonly content: string;
+  /** Images and files sent with the text (`userMessage(text, [attachment(…)])`); absent when none. */
+  readonly attachments?: readonly Attachment[];
 }
 
 export interface AssistantMessage {
@@ -85,8 +94,9 @@ export function systemMessage(content: string): SystemMessage {
   return Object.freeze({ role: 'system', content });
 }
 
-export function userMessage(content: string): UserMessage {
-  return Object.freeze({ role: 'user', content });
+export function userMessage(content: string, attachments?: readonly Attachment[]): UserMessage {
+  if (!attachments || attachments.length === 0) return Object.freeze({ role: 'user', content });
+  return Object.freeze({ role: 'user', content, attachments: Object.freeze([...attachments]) });
 }
 
 export function assistantMessage(

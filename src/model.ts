@@ -2,6 +2,14 @@
 // every adapter uses (stream collection, response checks, tool-call ids, usage, JSON).
 
 export {
+  type Attachment,
+  attachmentSize,
+  attachmentUrl,
+  base64OfBytes,
+  bytesOfBase64,
+  isImage,
+} from './attachments.js';
+export {
   ensureToolCallId,
   generateToolCallId,
   parseToolArguments,

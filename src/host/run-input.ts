@@ -1,3 +1,4 @@
+import { attachmentProblem } from '../attachments.js';
 import { InputError } from '../errors.js';
 import { isRecord } from '../is-record.js';
 import type { Message } from '../messages.js';
@@ -46,6 +47,9 @@ function checkMessage(message: unknown, at: string): void {
   if (message.role !== 'tool' && typeof message.content !== 'string') {
     throw new InputError(`${at}.content must be a string; got ${describe(message.content)}`);
   }
+  if ((message.role === 'user' || message.role === 'tool') && message.attachments !== undefined) {
+    checkAttachments(message.attachments, `${at}.attachments`);
+  }
   if (message.role === 'assistant') {
     if (!Array.isArray(message.toolCalls)) {
       throw new InputError(
@@ -67,6 +71,17 @@ function checkMessage(message: unknown, at: string): void {
     throw new InputError(
       `${at} is a tool result without toolCallId (string) and success (boolean); toolResultMessage() makes one`,
     );
+  }
+}
+
+function checkAttachments(attachments: unknown, at: string): void {
+  if (!Array.isArray(attachments))
+    throw new InputError(
+      `${at} must be an array of attachment() values; got ${describe(attachments)}`,
+    );
+  for (const [index, item] of attachments.entries()) {
+    const problem = attachmentProblem(item);
+    if (problem) throw new InputError(`${at}[${index}] ${problem}; attachment() makes one`);
   }
 }
 

@@ -7,6 +7,7 @@ import { ABORTED, raceAbort } from '../race-abort.js';
 import { formatZodError } from '../schema.js';
 import type { AnyTool } from '../tools/define-tool.js';
 import { type InvalidToolCallPolicy, invalidCallText } from '../tools/invalid-tool-call.js';
+import { isToolOutput } from '../tools/tool-output.js';
 
 export interface RunToolOptions {
   readonly signal?: AbortSignal;
@@ -128,6 +129,18 @@ export async function runTool(
     const output = options.signal ? await raceAbort(execution, signal) : await execution;
     if (output === ABORTED || signal.aborted)
       return failedToolResult(call, `Tool '${call.name}' was cancelled.`);
+    // Images and files returned with the output (toolOutput()) travel beside it.
+    if (isToolOutput(output)) {
+      const result = {
+        toolCallId: call.id,
+        name: call.name,
+        output: jsonSafeOutput(output.output),
+        success: true,
+      };
+      return output.attachments.length === 0
+        ? result
+        : { ...result, attachments: output.attachments };
+    }
     // A stream's chunks are made safe as they are read; anything else here, once.
     const safe = isAsyncIterable(output) ? output : jsonSafeOutput(output);
     return { toolCallId: call.id, name: call.name, output: safe, success: true };
