@@ -38,11 +38,19 @@ describe('toToolResult', () => {
     );
   });
 
-  it('describes audio and binary resources instead of passing base64 on', () => {
-    const output = toToolResult(call, {
+  it('turns audio and binary resources into attachments, and says where they stood', () => {
+    const result = toToolResult(call, {
       content: [
         { type: 'audio', data: 'AAAA', mimeType: 'audio/wav' },
         { type: 'resource', resource: { uri: 'file:///a.bin', blob: 'AAAAAA==' } },
+        {
+          type: 'resource',
+          resource: {
+            uri: 'file:///docs/report.pdf',
+            mimeType: 'application/pdf',
+            blob: 'JVBERg==',
+          },
+        },
         {
           type: 'resource_link',
           name: 'log',
@@ -50,14 +58,45 @@ describe('toToolResult', () => {
           mimeType: 'text/plain',
         },
       ],
-    }).output;
-    expect(output).toBe(
+    });
+    expect(result.output).toBe(
       [
-        '[audio audio/wav, 3 bytes, not shown]',
-        '[resource file:///a.bin, 4 bytes, binary, not shown]',
+        '[audio audio/wav, 3 bytes, attached]',
+        '[resource file:///a.bin (application/octet-stream), 4 bytes, attached]',
+        '[resource file:///docs/report.pdf (application/pdf), 4 bytes, attached]',
         '[resource link log: file:///log.txt (text/plain)]',
       ].join('\n'),
     );
+    expect(result.attachments).toEqual([
+      { mediaType: 'audio/wav', data: 'AAAA' },
+      { mediaType: 'application/octet-stream', data: 'AAAAAA==', name: 'a.bin' },
+      { mediaType: 'application/pdf', data: 'JVBERg==', name: 'report.pdf' },
+    ]);
+  });
+
+  it('describes media it cannot attach instead of passing base64 on, and attaches nothing on failure', () => {
+    // A media type that is not one ('png') cannot be sent to a provider as such.
+    const odd = toToolResult(call, { content: [{ type: 'image', data: 'AAAA', mimeType: 'png' }] });
+    expect(odd.output).toBe('[image png, 3 bytes, not shown]');
+    expect(odd).not.toHaveProperty('attachments');
+    const failed = toToolResult(call, {
+      isError: true,
+      content: [
+        { type: 'text', text: 'Rendering failed.' },
+        { type: 'image', data: 'AAAA', mimeType: 'image/png' },
+      ],
+    });
+    expect(failed.error).toBe('Rendering failed.\n[image image/png, 3 bytes, not shown]');
+    expect(failed).not.toHaveProperty('attachments');
+  });
+
+  it('keeps a result without media free of attachments', () => {
+    expect(toToolResult(call, { content: [{ type: 'text', text: 'ok' }] })).toEqual({
+      toolCallId: call.id,
+      name: call.name,
+      output: 'ok',
+      success: true,
+    });
   });
 
   it('keeps the bare toolResult of servers on the 2024-10-07 protocol', () => {

@@ -10,7 +10,9 @@ import { z } from 'zod';
 import { TERMINATE_SESSION_WAIT_MS } from '../../adapters/tools/mcp/transport.js';
 import {
   type FixtureHttpServer,
+  PIXEL_PNG,
   startHttpServer,
+  TINY_PDF,
   UNSAFE_TOOL_NAMES,
 } from '../fixtures/mcp/server.js';
 
@@ -166,16 +168,23 @@ describe.each(Object.keys(connectors) as (keyof typeof connectors)[])(
         success: false,
         error: 'The disk is full.',
       });
-      // Non-text content is described, not dropped and not dumped as base64.
-      expect((await run('picture')).output).toBe(
+      // Images and binary resources come back as attachments (they reach the model with the
+      // result); the text says where each stood, and other content is described, not dropped.
+      const picture = await run('picture');
+      expect(picture.output).toBe(
         [
           'Here is the chart.',
-          '[image image/png, 68 bytes, not shown]',
+          '[image image/png, 68 bytes, attached]',
           '[resource link report: file:///tmp/report.csv]',
           '[resource memo://note (text/plain)]',
           'A note.',
+          '[resource file:///tmp/chart.pdf (application/pdf), 9 bytes, attached]',
         ].join('\n'),
       );
+      expect(picture.attachments).toEqual([
+        { mediaType: 'image/png', data: PIXEL_PNG },
+        { mediaType: 'application/pdf', data: TINY_PDF, name: 'chart.pdf' },
+      ]);
       // The server validates arguments against its schema and answers with isError.
       const invalid = await run('add', { a: 'two' });
       expect(invalid.success).toBe(false);

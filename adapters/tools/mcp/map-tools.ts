@@ -4,6 +4,7 @@ import type {
   ContentBlock,
   Tool,
 } from '@modelcontextprotocol/sdk/types.js';
+import { type Attachment, attachmentProblem, attachmentSize } from '../../../src/attachments.js';
 import type { ToolCall, ToolResult } from '../../../src/messages.js';
 import type { ToolSpec } from '../../../src/model/language-model.js';
 import { TOOL_NAME } from '../../../src/tools/define-tool.js';
@@ -72,8 +73,10 @@ export function isCallable(tool: Tool): boolean {
 /**
  * A `tools/call` result as a ToolResult. `isError` is the server saying the tool failed: that
  * is data the model sees, not an exception. On success the output is the structured content
- * when the server sent it (it is the machine-readable form), else the content as text.
- * Servers on the 2024-10-07 protocol answer with a bare `toolResult`, kept as the output.
+ * when the server sent it (it is the machine-readable form), else the content as text; the
+ * images, audio and embedded binary resources in the content become the result's
+ * `attachments`, which reach the model with it. Servers on the 2024-10-07 protocol answer with
+ * a bare `toolResult`, kept as the output.
  */
 export function toToolResult(
   call: ToolCall,
@@ -82,8 +85,9 @@ export function toToolResult(
   if (!('content' in result) && 'toolResult' in result) {
     return { toolCallId: call.id, name: call.name, output: result.toolResult, success: true };
   }
-  const text = contentText((result.content as ContentBlock[] | undefined) ?? []);
+  const content = (result.content as ContentBlock[] | undefined) ?? [];
   if (result.isError) {
+    const text = contentText(content);
     return {
       toolCallId: call.id,
       name: call.name,
@@ -92,17 +96,66 @@ export function toToolResult(
       error: text || `Tool '${call.name}' reported an error without a message.`,
     };
   }
+  const attachments = content.map(blockAttachment);
+  const text = contentText(content, attachments);
   const output = result.structuredContent ?? text;
-  return { toolCallId: call.id, name: call.name, output, success: true };
+  const attached = attachments.filter((a): a is Attachment => a !== undefined);
+  return {
+    toolCallId: call.id,
+    name: call.name,
+    output,
+    success: true,
+    ...(attached.length > 0 && { attachments: attached }),
+  };
 }
 
 /**
  * The content blocks as one text. Text is kept as it is; other blocks cannot reach a model
  * through a text tool result, so they are described (kind, type, size, where to find them)
- * rather than dropped silently or dumped as base64.
+ * rather than dropped silently or dumped as base64. A block sent as an attachment (`attached`,
+ * by position) is described as such, so the text says where it stood.
  */
-export function contentText(content: readonly ContentBlock[]): string {
-  return content.map(blockText).join('\n');
+export function contentText(
+  content: readonly ContentBlock[],
+  attached: readonly (Attachment | undefined)[] = [],
+): string {
+  return content
+    .map((block, i) =>
+      attached[i] !== undefined ? attachedText(block, attached[i]) : blockText(block),
+    )
+    .join('\n');
+}
+
+/** An image, audio or binary resource block as an attachment; undefined for other blocks. */
+export function blockAttachment(block: ContentBlock): Attachment | undefined {
+  let candidate: Record<string, unknown> | undefined;
+  if (block.type === 'image' || block.type === 'audio') {
+    candidate = { mediaType: block.mimeType?.toLowerCase(), data: block.data };
+  } else if (block.type === 'resource' && 'blob' in block.resource) {
+    const { resource } = block;
+    const name = resourceName(resource.uri);
+    candidate = {
+      mediaType: (resource.mimeType ?? 'application/octet-stream').toLowerCase(),
+      data: resource.blob,
+      ...(name !== undefined && { name }),
+    };
+  }
+  // A block whose type or data is not usable stays a description in the text.
+  if (!candidate || attachmentProblem(candidate) !== undefined) return undefined;
+  return Object.freeze(candidate) as unknown as Attachment;
+}
+
+function attachedText(block: ContentBlock, attachment: Attachment): string {
+  const size = `${attachmentSize(attachment)} bytes`;
+  if (block.type === 'resource')
+    return `[resource ${block.resource.uri} (${attachment.mediaType}), ${size}, attached]`;
+  return `[${block.type} ${attachment.mediaType}, ${size}, attached]`;
+}
+
+/** The last segment of a resource URI, as the attachment's file name. */
+function resourceName(uri: string): string | undefined {
+  const last = uri.split(/[/?#]/).filter(Boolean).at(-1);
+  return last && last !== uri ? last : undefined;
 }
 
 function blockText(block: ContentBlock): string {
