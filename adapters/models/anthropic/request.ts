@@ -7,6 +7,7 @@ import type {
   TextBlockParam,
   Tool,
 } from '@anthropic-ai/sdk/resources/messages';
+import type { Attachment } from '../../../src/attachments.js';
 import { assistantRequestText } from '../../../src/compile/truncation-marker.js';
 import { isRecord } from '../../../src/is-record.js';
 import { type Message, type ToolCall, toolResultText } from '../../../src/messages.js';
@@ -16,6 +17,7 @@ import type {
   ToolChoice,
   ToolSpec,
 } from '../../../src/model/language-model.js';
+import { attachmentBlock } from './attachment-blocks.js';
 
 // Request mapping: our provider-neutral ModelRequest → Messages API parameters. Pure: no SDK
 // client, no I/O. The few places where the two models of a conversation differ are decided
@@ -42,6 +44,8 @@ export type AnthropicParams = Omit<MessageCreateParamsBase, 'stream'>;
  * - Later system messages are, by default, a user-role text block `<system-note>…</system-note>`:
  *   the API's own mid-conversation `role: 'system'` messages are accepted by Claude Opus 4.8
  *   only, with placement rules, so the portable default is a note; `'system-message'` opts in.
+ * - Attachments are `image` and `document` blocks (see attachment-blocks.ts): before the text
+ *   in a user message, and inside a `tool_result`'s content, after its text.
  * - Tool results are `tool_result` blocks in a user message (`is_error` when the tool failed);
  *   consecutive same-role messages merge, because the API wants user and assistant to alternate,
  *   and tool results go first in their user message, as the API requires.
@@ -109,7 +113,11 @@ export function mapMessages(
     if (last && last.role === role && Array.isArray(last.content)) last.content.push(...blocks);
     else messages.push({ role, content: blocks });
   };
+  let index = -1;
   for (const message of transcript) {
+    index++;
+    const blocksOf = (attachments: readonly Attachment[] | undefined) =>
+      (attachments ?? []).map((a, i) => attachmentBlock(a, `messages[${index}].attachments[${i}]`));
     if (message.role === 'system') {
       // A blank instruction says nothing, and would be a blank text block (or system message).
       if (isBlank(message.content)) continue;
@@ -123,19 +131,24 @@ export function mapMessages(
       continue;
     }
     leading = false;
-    if (message.role === 'user') add('user', textBlocks(message.content));
+    // Images and documents before the text, as Anthropic advises for the best answers.
+    if (message.role === 'user')
+      add('user', [...blocksOf(message.attachments), ...textBlocks(message.content)]);
     else if (message.role === 'assistant') {
       // A truncated answer ends with the seed's marker, so the model knows it was cut off.
       const text = assistantRequestText(message);
       add('assistant', [...textBlocks(text), ...message.toolCalls.map(toolUseBlock)]);
     } else {
       const text = toolResultText(message);
+      // Attachments go inside the result, after its text, as blocks the API allows there.
+      const attached = blocksOf(message.attachments);
+      const content = attached.length > 0 ? [...textBlocks(text), ...attached] : text;
       add('user', [
         {
           type: 'tool_result',
           tool_use_id: message.toolCallId,
           // A blank content is left out rather than sent as a blank text.
-          ...(!isBlank(text) && { content: text }),
+          ...((attached.length > 0 || !isBlank(text)) && { content }),
           ...(!message.success && { is_error: true }),
         },
       ]);

@@ -7,6 +7,7 @@ import type {
   Tool,
   ToolConfig,
 } from '@google/genai';
+import type { Attachment } from '../../../src/attachments.js';
 import { assistantRequestText } from '../../../src/compile/truncation-marker.js';
 import { type Message, toolResultText } from '../../../src/messages.js';
 import type { ModelRequest, ToolChoice, ToolSpec } from '../../../src/model/language-model.js';
@@ -42,7 +43,9 @@ export function geminiRequest(
   settings: GeminiRequestSettings,
 ): GeminiParams {
   const recall = settings.recall ?? (() => undefined);
-  const { system, contents } = geminiContents(request.messages, recall);
+  const { system, contents } = geminiContents(request.messages, recall, {
+    functionResponseParts: takesFunctionResponseParts(settings.model),
+  });
   const config: GenerateContentConfig = { ...settings.defaults };
   if (system.length) config.systemInstruction = { parts: system.map((text) => ({ text })) };
   if (request.tools?.length) {
@@ -76,32 +79,51 @@ export function geminiRequest(
  * came just before it, so it keeps its place in the conversation and the tag tells the
  * model it comes from the system, not from the person. Consecutive contents of one role are
  * merged, so the function responses of one step share a turn as Gemini expects.
+ *
+ * Attachments are `inlineData` (bytes) or `fileData` (a URL) parts: after the text in a user
+ * turn. A tool result's attachments go in its `functionResponse.parts` when
+ * `functionResponseParts` is set (Gemini 3 and later: see `takesFunctionResponseParts`);
+ * otherwise, after the step's function responses in the same user turn, each result's parts
+ * after a text naming its call.
  */
 export function geminiContents(
   messages: Iterable<Message>,
   recall: (toolCallId: string) => CallMemo | undefined = () => undefined,
+  options: { readonly functionResponseParts?: boolean } = {},
 ): { system: string[]; contents: Content[] } {
   const system: string[] = [];
   const contents: Content[] = [];
   let leading = true;
+  // The step's tool-result attachments waiting to follow its function responses.
+  let trailing: Part[] = [];
+  const flush = () => {
+    append(contents, 'user', trailing);
+    trailing = [];
+  };
   for (const message of messages) {
     if (message.role === 'system' && leading) {
       if (message.content) system.push(message.content);
       continue;
     }
     leading = false;
+    if (message.role !== 'tool') flush();
     switch (message.role) {
       case 'system':
         append(contents, 'user', [{ text: `<system-note>${message.content}</system-note>` }]);
         break;
       case 'user':
-        append(contents, 'user', message.content ? [{ text: message.content }] : []);
+        append(contents, 'user', [
+          ...(message.content ? [{ text: message.content }] : []),
+          ...(message.attachments ?? []).map(mediaPart),
+        ]);
         break;
       case 'assistant':
         append(contents, 'model', modelParts(message, recall));
         break;
       case 'tool': {
         const providerId = recall(message.toolCallId)?.providerId;
+        const attachments = message.attachments ?? [];
+        const inside = options.functionResponseParts === true && attachments.length > 0;
         append(contents, 'user', [
           {
             functionResponse: {
@@ -110,14 +132,47 @@ export function geminiContents(
               response: message.success
                 ? { output: toolResultText(message) }
                 : { error: toolResultText(message) },
+              ...(inside && { parts: attachments.map(mediaPart) }),
             },
           },
         ]);
+        if (attachments.length > 0 && !inside) {
+          trailing.push({ text: toolAttachmentsText(message, attachments.length) });
+          trailing.push(...attachments.map(mediaPart));
+        }
         break;
       }
     }
   }
+  flush();
   return { system, contents };
+}
+
+/**
+ * Whether `model` takes images and files inside a function response (`functionResponse.parts`):
+ * Gemini 3 and later do; Gemini 1.x and 2.x answer 400 when the field is there. Read from the
+ * model id's major version (`gemini-3-pro-preview`, `models/gemini-3.1-flash`); any id without
+ * one (an alias, a tuned model, another family) gets the form every model takes.
+ */
+export function takesFunctionResponseParts(model: string): boolean {
+  const id = model.slice(model.lastIndexOf('/') + 1);
+  const major = /^gemini-(\d+)/.exec(id)?.[1];
+  return major !== undefined && Number(major) >= 3;
+}
+
+/** An attachment as a part: its bytes as `inlineData`, a URL as `fileData`. */
+function mediaPart(attachment: Attachment): Part {
+  return attachment.url !== undefined
+    ? { fileData: { mimeType: attachment.mediaType, fileUri: attachment.url } }
+    : { inlineData: { mimeType: attachment.mediaType, data: attachment.data ?? '' } };
+}
+
+/** The text before a tool result's attachments when they cannot sit in its function response. */
+function toolAttachmentsText(
+  result: { readonly name: string; readonly toolCallId: string },
+  count: number,
+): string {
+  return `Attachments returned by the tool call ${result.name} (id ${result.toolCallId}), ${count} ${count === 1 ? 'item' : 'items'}:`;
 }
 
 function modelParts(

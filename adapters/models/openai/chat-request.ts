@@ -1,12 +1,18 @@
 import type OpenAI from 'openai';
 import { assistantRequestText } from '../../../src/compile/truncation-marker.js';
-import { type Message, type ToolCall, toolResultText } from '../../../src/messages.js';
+import {
+  type Message,
+  type ToolCall,
+  type ToolResultMessage,
+  toolResultText,
+} from '../../../src/messages.js';
 import type {
   ModelRequest,
   ResponseFormat,
   ToolChoice,
   ToolSpec,
 } from '../../../src/model/language-model.js';
+import { chatAttachmentPart, toolAttachmentsLabel } from './attachment-parts.js';
 
 type ChatParams = OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
 type ChatMessageParam = OpenAI.Chat.ChatCompletionMessageParam;
@@ -51,14 +57,43 @@ export function chatRequestParams(
   return { ...params, ...settings.extra } as ChatParams;
 }
 
-/** Our messages as Chat Completions messages; tool results become `role: 'tool'` messages. */
+/**
+ * Our messages as Chat Completions messages; tool results become `role: 'tool'` messages. A
+ * user message with attachments has a content array (its text, then one part per attachment).
+ * A tool message takes text only, so the attachments of a step's tool results go in ONE user
+ * message right after that step's tool messages, each result's parts after a line naming its
+ * call. Messages without attachments are sent exactly as before attachments existed.
+ */
 export function chatMessages(messages: Iterable<Message>): ChatMessageParam[] {
   const out: ChatMessageParam[] = [];
+  // The step's tool results that carry attachments, and where they are in the transcript.
+  let attached: { result: ToolResultMessage; index: number }[] = [];
+  const flush = () => {
+    if (attached.length > 0) out.push(toolAttachmentsMessage(attached));
+    attached = [];
+  };
+  let index = -1;
   for (const message of messages) {
+    index++;
+    if (message.role !== 'tool') flush();
     switch (message.role) {
       case 'system':
-      case 'user':
         out.push({ role: message.role, content: message.content });
+        break;
+      case 'user':
+        if (!message.attachments?.length) {
+          out.push({ role: 'user', content: message.content });
+          break;
+        }
+        out.push({
+          role: 'user',
+          content: [
+            ...(message.content ? [{ type: 'text' as const, text: message.content }] : []),
+            ...message.attachments.map((a, i) =>
+              chatAttachmentPart(a, `messages[${index}].attachments[${i}]`),
+            ),
+          ],
+        });
         break;
       case 'assistant': {
         // A truncated answer ends with the seed's marker, so the model knows it was cut off.
@@ -85,10 +120,26 @@ export function chatMessages(messages: Iterable<Message>): ChatMessageParam[] {
           tool_call_id: message.toolCallId,
           content: toolResultText(message),
         });
+        if (message.attachments?.length) attached.push({ result: message, index });
         break;
     }
   }
+  flush();
   return out;
+}
+
+/** The user message that carries a step's tool-result attachments, each after its call's label. */
+function toolAttachmentsMessage(
+  attached: readonly { result: ToolResultMessage; index: number }[],
+): ChatMessageParam {
+  const content: OpenAI.Chat.ChatCompletionContentPart[] = [];
+  for (const { result, index } of attached) {
+    const attachments = result.attachments ?? [];
+    content.push({ type: 'text', text: toolAttachmentsLabel(result, attachments.length) });
+    for (const [i, a] of attachments.entries())
+      content.push(chatAttachmentPart(a, `messages[${index}].attachments[${i}]`));
+  }
+  return { role: 'user', content };
 }
 
 /**

@@ -1,4 +1,5 @@
 import type OpenAI from 'openai';
+import type { Attachment } from '../../../src/attachments.js';
 import { assistantRequestText } from '../../../src/compile/truncation-marker.js';
 import { type Message, toolResultText } from '../../../src/messages.js';
 import type {
@@ -7,6 +8,7 @@ import type {
   ToolChoice,
   ToolSpec,
 } from '../../../src/model/language-model.js';
+import { responsesAttachmentPart } from './attachment-parts.js';
 import { toolArgumentsText } from './chat-request.js';
 
 type ResponsesParams = OpenAI.Responses.ResponseCreateParamsNonStreaming;
@@ -48,6 +50,9 @@ export function responsesRequestParams(
  * later system messages (notes, warnings, corrections) stay where they are, as system
  * messages. An assistant turn becomes its text message followed by one `function_call` item
  * per call; a tool result becomes a `function_call_output` with the call's `call_id`.
+ * Attachments: a user message with some has a content array (`input_text`, then `input_image`
+ * and `input_file` parts); a tool result with some has its `output` as such an array (the
+ * result's text first), so they reach the model inside the result they belong to.
  */
 export function responsesInput(messages: Iterable<Message>): {
   instructions?: string;
@@ -56,16 +61,33 @@ export function responsesInput(messages: Iterable<Message>): {
   let instructions: string | undefined;
   const input: InputItem[] = [];
   let first = true;
+  let index = -1;
   for (const message of messages) {
+    index++;
     const leading = first;
     first = false;
+    const parts = (attachments: readonly Attachment[] | undefined) =>
+      (attachments ?? []).map((a, i) =>
+        responsesAttachmentPart(a, `messages[${index}].attachments[${i}]`),
+      );
     switch (message.role) {
       case 'system':
         if (leading) instructions = message.content;
         else input.push({ type: 'message', role: 'system', content: message.content });
         break;
       case 'user':
-        input.push({ type: 'message', role: 'user', content: message.content });
+        if (!message.attachments?.length) {
+          input.push({ type: 'message', role: 'user', content: message.content });
+          break;
+        }
+        input.push({
+          type: 'message',
+          role: 'user',
+          content: [
+            ...(message.content ? [{ type: 'input_text' as const, text: message.content }] : []),
+            ...parts(message.attachments),
+          ],
+        });
         break;
       case 'assistant': {
         // A truncated answer ends with the seed's marker, so the model knows it was cut off.
@@ -85,7 +107,9 @@ export function responsesInput(messages: Iterable<Message>): {
         input.push({
           type: 'function_call_output',
           call_id: message.toolCallId,
-          output: toolResultText(message),
+          output: message.attachments?.length
+            ? [{ type: 'input_text', text: toolResultText(message) }, ...parts(message.attachments)]
+            : toolResultText(message),
         });
         break;
     }
