@@ -1,5 +1,5 @@
 import { APIConnectionError, APIError, APIUserAbortError } from 'openai';
-import { AbortError, ModelError, type StatecraftError } from '../../../src/errors.js';
+import { AbortError, ModelError, StatecraftError } from '../../../src/errors.js';
 import { isNetworkError, networkFailureMessage } from '../../../src/model/network-error.js';
 
 // SDK failures as statecraft errors. They arrive here after the SDK's own retries (its
@@ -25,7 +25,8 @@ export function toStatecraftError(
   url?: string,
 ): StatecraftError {
   if (signal?.aborted) return abortError(signal, error);
-  if (AbortError.isInstance(error) || ModelError.isInstance(error)) return error;
+  // An InputError from the request mapping (an attachment this API cannot take) stays one.
+  if (StatecraftError.isInstance(error)) return error;
   if (error instanceof APIUserAbortError || isDomAbort(error)) return abortError(signal, error);
   // APIConnectionTimeoutError is one too: the cause then reads `timed out`.
   if (error instanceof APIConnectionError) {
