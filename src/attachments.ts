@@ -217,3 +217,14 @@ export function bytesOfBase64(base64: string): Uint8Array {
 function clip(text: string): string {
   return JSON.stringify(text.length > 60 ? `${text.slice(0, 60)}…` : text);
 }
+
+/**
+ * The text that opens a tool result's attachments where a provider cannot put them inside the
+ * result (OpenAI Chat's tool messages, Gemini before 3): which call they came from.
+ */
+export function toolAttachmentsLabel(
+  result: { readonly name: string; readonly toolCallId: string },
+  count: number,
+): string {
+  return `Attachments returned by the tool call ${result.name} (id ${result.toolCallId}), ${count} ${count === 1 ? 'item' : 'items'}:`;
+}

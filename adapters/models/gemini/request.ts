@@ -7,7 +7,7 @@ import type {
   Tool,
   ToolConfig,
 } from '@google/genai';
-import type { Attachment } from '../../../src/attachments.js';
+import { type Attachment, toolAttachmentsLabel } from '../../../src/attachments.js';
 import { assistantRequestText } from '../../../src/compile/truncation-marker.js';
 import { type Message, toolResultText } from '../../../src/messages.js';
 import type { ModelRequest, ToolChoice, ToolSpec } from '../../../src/model/language-model.js';
@@ -137,7 +137,7 @@ export function geminiContents(
           },
         ]);
         if (attachments.length > 0 && !inside) {
-          trailing.push({ text: toolAttachmentsText(message, attachments.length) });
+          trailing.push({ text: toolAttachmentsLabel(message, attachments.length) });
           trailing.push(...attachments.map(mediaPart));
         }
         break;
@@ -165,14 +165,6 @@ function mediaPart(attachment: Attachment): Part {
   return attachment.url !== undefined
     ? { fileData: { mimeType: attachment.mediaType, fileUri: attachment.url } }
     : { inlineData: { mimeType: attachment.mediaType, data: attachment.data ?? '' } };
-}
-
-/** The text before a tool result's attachments when they cannot sit in its function response. */
-function toolAttachmentsText(
-  result: { readonly name: string; readonly toolCallId: string },
-  count: number,
-): string {
-  return `Attachments returned by the tool call ${result.name} (id ${result.toolCallId}), ${count} ${count === 1 ? 'item' : 'items'}:`;
 }
 
 function modelParts(

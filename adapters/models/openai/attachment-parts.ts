@@ -71,14 +71,3 @@ export function fileName(attachment: Attachment): string {
   const subtype = attachment.mediaType.split('/')[1]?.split(/[+;]/)[0] || 'bin';
   return `attachment.${subtype === 'plain' ? 'txt' : subtype}`;
 }
-
-/**
- * The text that opens the parts of a tool result's attachments, where they cannot sit in the
- * result itself: which call they came from.
- */
-export function toolAttachmentsLabel(
-  result: { readonly name: string; readonly toolCallId: string },
-  count: number,
-): string {
-  return `Attachments returned by the tool call ${result.name} (id ${result.toolCallId}), ${count} ${count === 1 ? 'item' : 'items'}:`;
-}

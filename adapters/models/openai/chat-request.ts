@@ -1,4 +1,5 @@
 import type OpenAI from 'openai';
+import { toolAttachmentsLabel } from '../../../src/attachments.js';
 import { assistantRequestText } from '../../../src/compile/truncation-marker.js';
 import {
   type Message,
@@ -12,7 +13,7 @@ import type {
   ToolChoice,
   ToolSpec,
 } from '../../../src/model/language-model.js';
-import { chatAttachmentPart, toolAttachmentsLabel } from './attachment-parts.js';
+import { chatAttachmentPart } from './attachment-parts.js';
 
 type ChatParams = OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
 type ChatMessageParam = OpenAI.Chat.ChatCompletionMessageParam;
