@@ -307,9 +307,10 @@ class StepWriter {
       }
       case 'round-started':
         yield* this.close();
-        yield* this.#open(`round ${event.roundIndex}`);
         return;
       case 'commands-planned': {
+        // A round that plans no call (the planner responds) is no step of its own.
+        if (event.plan.executionCommands.length === 0) return;
         yield* this.#open(`round ${event.roundIndex}`);
         let index = 0;
         for (const command of event.plan.executionCommands) {
