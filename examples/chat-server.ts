@@ -68,7 +68,10 @@ const dir = mkdtempSync(`${tmpdir()}/statecraft-chat-`);
 const store = fileStore(dir);
 
 /** The run each chat (the client's chat id) is on, and its events, read across requests. */
-const chats = new Map<string, { readonly runId: string; readonly events: UIStreamSource }>();
+const chats = new Map<
+  string,
+  { readonly runId: string; readonly events: UIStreamSource; readonly stop: AbortController }
+>();
 
 interface UIPart {
   readonly type: string;
@@ -121,9 +124,15 @@ async function chat(request: IncomingMessage, response: ServerResponse): Promise
     });
     return writeUIMessageStream(response, stream);
   }
+  // A new message while the last run still waits on a person: that run is let go.
+  chats.get(chatId)?.stop.abort();
   const runId = `chat-${randomUUID()}`;
-  const events = chain.stream({ messages: transcriptOf(messages) }, { runId, store });
-  chats.set(chatId, { runId, events });
+  const stop = new AbortController();
+  const events = chain.stream(
+    { messages: transcriptOf(messages) },
+    { runId, store, signal: stop.signal },
+  );
+  chats.set(chatId, { runId, events, stop });
   return writeUIMessageStream(
     response,
     toUIMessageStream(events, { runId, pauseOnApproval: true }),
