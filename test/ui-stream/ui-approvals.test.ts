@@ -12,6 +12,7 @@ import { readUIMessageStream, type UIMessage, uiMessageChunkSchema } from 'ai';
 import {
   approvals,
   createChain,
+  createToolLoop,
   defineTool,
   fileStore,
   InputError,
@@ -233,6 +234,44 @@ describe('approvals in the browser', () => {
     expect(
       done.parts.filter((p) => p.type === 'text').map((p) => (p as { text: string }).text),
     ).toEqual(['Not dropped: Not approved: not on a Friday']);
+  }, 60_000);
+
+  it("asks for a tool loop's command by its call id, and the loop resumes after the answer", async () => {
+    const store = memoryStore();
+    const loop = createToolLoop({
+      tools: [dropTable],
+      planner: (given) =>
+        (given as { roundIndex: number }).roundIndex > 0
+          ? { nextAction: 'response', executionCommands: [] }
+          : {
+              nextAction: 'execute',
+              executionCommands: [
+                {
+                  purpose: 'Drop it',
+                  toolName: 'drop_table',
+                  toolKwargs: { table: 'tmp_2024' },
+                  todoSuggestion: 'done',
+                },
+              ],
+            },
+      respond: ({ actionResults }) => `Result: ${JSON.stringify(actionResults)}`,
+    });
+    const events = loop.stream('Drop tmp_2024', { runId: 'loop-1', store, parkForApproval: true });
+    const asked = await fold(await collect(toUIMessageStream(events, { runId: 'loop-1' })));
+    expect(toolParts(asked)).toMatchObject([
+      {
+        type: 'tool-drop_table',
+        toolCallId: 'round1_0',
+        state: 'approval-requested',
+        approval: { id: 'loop-1:round1_0' },
+      },
+    ]);
+    const outcome = await decideUIApprovals(approvals(store), [user, answered(asked, true)], {
+      runId: 'loop-1',
+    });
+    expect(outcome.decided.map((r) => r.callId)).toEqual(['round1_0']);
+    const result = await loop.resume('loop-1', { store });
+    expect(result.answer).toBe('Result: {"Drop it":{"dropped":"tmp_2024"}}');
   }, 60_000);
 
   it('refuses answers of another shape or on calls the run never asked about', async () => {
