@@ -107,7 +107,12 @@ const DOCUMENTED: readonly Documented[] = [
   entry(LOCAL_RESTATE_OPTIONS, 'LOCAL_RESTATE_OPTIONS', RESTATE, 'startLocalRestate'),
   entry(MEMORY_OPTIONS, 'MEMORY_OPTIONS', COMPOSITION, 'Memory and retries'),
   entry(RETRY_OPTIONS, 'RETRY_OPTIONS', COMPOSITION, 'Memory and retries', { table: 1 }),
-  entry(UI_MESSAGE_STREAM_OPTIONS, 'UI_MESSAGE_STREAM_OPTIONS', AI_SDK, 'Approvals from the browser'),
+  entry(
+    UI_MESSAGE_STREAM_OPTIONS,
+    'UI_MESSAGE_STREAM_OPTIONS',
+    AI_SDK,
+    'Approvals from the browser',
+  ),
 ];
 
 /** Descriptions with no table of their own, and why. */
