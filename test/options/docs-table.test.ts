@@ -26,6 +26,7 @@ import { MEMORY_OPTIONS } from '../../src/runnable/memory.js';
 import { RETRY_OPTIONS } from '../../src/runnable/retry-run.js';
 import { RUN_CONFIG } from '../../src/runnable/run-config-check.js';
 import { TOOL_LOOP_OPTIONS } from '../../src/tool-loop/options.js';
+import { UI_MESSAGE_STREAM_OPTIONS } from '../../src/ui-stream/to-ui-message-stream.js';
 import { VIEWER_OPTIONS } from '../../src/viewer/server.js';
 
 // Every options object described in src/ or adapters/ (`describeOptions(`) has an option table
@@ -64,6 +65,7 @@ const APPROVALS = 'docs/approvals-and-budgets.md';
 const SEEING = 'docs/viewer-and-cli.md';
 const RESTATE = 'docs/restate.md';
 const COMPOSITION = 'docs/composition.md';
+const AI_SDK = 'docs/ai-sdk.md';
 
 function entry(
   description: Description,
@@ -105,6 +107,12 @@ const DOCUMENTED: readonly Documented[] = [
   entry(LOCAL_RESTATE_OPTIONS, 'LOCAL_RESTATE_OPTIONS', RESTATE, 'startLocalRestate'),
   entry(MEMORY_OPTIONS, 'MEMORY_OPTIONS', COMPOSITION, 'Memory and retries'),
   entry(RETRY_OPTIONS, 'RETRY_OPTIONS', COMPOSITION, 'Memory and retries', { table: 1 }),
+  entry(
+    UI_MESSAGE_STREAM_OPTIONS,
+    'UI_MESSAGE_STREAM_OPTIONS',
+    AI_SDK,
+    'Approvals from the browser',
+  ),
 ];
 
 /** Descriptions with no table of their own, and why. */
