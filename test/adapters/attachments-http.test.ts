@@ -257,7 +257,7 @@ describe('an attachment a provider cannot take', () => {
     const paper = attachment({ url: 'https://example.com/paper.pdf' });
     const messages = [userMessage('Summarise this paper', [paper])];
     const problem =
-      /^messages\[0\]\.attachments\[0\]: OpenAI Chat Completions cannot take a application\/pdf file by URL \(https:\/\/example\.com\/paper\.pdf\); only images may be URLs\./;
+      /^messages\[0\]\.attachments\[0\]: OpenAI Chat Completions cannot take application\/pdf files by URL \(https:\/\/example\.com\/paper\.pdf\); only images may be URLs\./;
 
     for (const call of [
       () => model.generate({ messages: Transcript.from(messages) }),
@@ -298,7 +298,7 @@ describe('an attachment a provider cannot take', () => {
         (e: unknown) => e,
       );
       expect(InputError.isInstance(error)).toBe(true);
-      expect((error as Error).message).toMatch(/Anthropic cannot take a audio\/wav attachment/);
+      expect((error as Error).message).toMatch(/Anthropic cannot take audio\/wav attachments/);
     }
     expect(at.requests).toHaveLength(0);
   });

@@ -150,11 +150,11 @@ describe('OpenAI Chat Completions', () => {
   it('refuses a file by URL and a type it cannot take, naming the type and what to do', () => {
     const byUrl = thrown(() => chat([userMessage('Read this', [pdfUrl])]));
     expect(byUrl.message).toBe(
-      "messages[0].attachments[0]: OpenAI Chat Completions cannot take a application/pdf file by URL (https://example.com/paper.pdf); only images may be URLs. Download it and pass its bytes (attachment({ data, mediaType: 'application/pdf' })), or use OpenAIResponsesModel, which takes file URLs.",
+      "messages[0].attachments[0]: OpenAI Chat Completions cannot take application/pdf files by URL (https://example.com/paper.pdf); only images may be URLs. Download it and pass its bytes (attachment({ data, mediaType: 'application/pdf' })), or use OpenAIResponsesModel, which takes file URLs.",
     );
     const csv = thrown(() => chat(toolStep([], [text])));
     expect(csv.message).toMatch(
-      /^messages\[3\]\.attachments\[0\]: OpenAI Chat Completions cannot take a text\/csv attachment; it takes images, PDFs and WAV or MP3 audio\./,
+      /^messages\[3\]\.attachments\[0\]: OpenAI Chat Completions cannot take text\/csv attachments; it takes images, PDFs and WAV or MP3 audio\./,
     );
   });
 });
@@ -286,7 +286,7 @@ describe('Anthropic', () => {
 
   it('refuses audio, an image type it cannot read and a text file by URL', () => {
     expect(thrown(() => anthropic([userMessage('Listen', [wav])])).message).toMatch(
-      /^messages\[0\]\.attachments\[0\]: Anthropic cannot take a audio\/wav attachment/,
+      /^messages\[0\]\.attachments\[0\]: Anthropic cannot take audio\/wav attachments/,
     );
     const tiff = attachment({ data: 'AAAA', mediaType: 'image/tiff' });
     expect(thrown(() => anthropic(toolStep([tiff], []))).message).toMatch(
@@ -294,7 +294,7 @@ describe('Anthropic', () => {
     );
     const csvUrl = attachment({ url: 'https://example.com/a.csv' });
     expect(thrown(() => anthropic([userMessage('Read', [csvUrl])])).message).toMatch(
-      /cannot take a text\/csv file by URL/,
+      /cannot take text\/csv files by URL/,
     );
   });
 });

@@ -48,7 +48,7 @@ export function attachmentBlock(
   if (isText(mediaType)) {
     if (data === undefined)
       throw new InputError(
-        `${where}: Anthropic cannot take a ${mediaType} file by URL (${url}); only images and PDFs may be URLs. Download it and pass its bytes (attachment({ data, mediaType: '${mediaType}' })).`,
+        `${where}: Anthropic cannot take ${mediaType} files by URL (${url}); only images and PDFs may be URLs. Download it and pass its bytes (attachment({ data, mediaType: '${mediaType}' })).`,
       );
     return {
       type: 'document',
@@ -61,7 +61,7 @@ export function attachmentBlock(
     };
   }
   throw new InputError(
-    `${where}: Anthropic cannot take a ${mediaType} attachment; it takes JPEG, PNG, GIF and WebP images, PDFs and text files. Convert it, or describe it in text.`,
+    `${where}: Anthropic cannot take ${mediaType} attachments; it takes JPEG, PNG, GIF and WebP images, PDFs and text files. Convert it, or describe it in text.`,
   );
 }
 

@@ -32,7 +32,7 @@ export function chatAttachmentPart(attachment: Attachment, where: string): ChatP
   if (mediaType === 'application/pdf' || format) {
     if (data === undefined)
       throw new InputError(
-        `${where}: OpenAI Chat Completions cannot take a ${mediaType} file by URL (${attachment.url}); only images may be URLs. Download it and pass its bytes (attachment({ data, mediaType: '${mediaType}' })), or use OpenAIResponsesModel, which takes file URLs.`,
+        `${where}: OpenAI Chat Completions cannot take ${mediaType} files by URL (${attachment.url}); only images may be URLs. Download it and pass its bytes (attachment({ data, mediaType: '${mediaType}' })), or use OpenAIResponsesModel, which takes file URLs.`,
       );
     if (format) return { type: 'input_audio', input_audio: { data, format } };
     return {
@@ -41,7 +41,7 @@ export function chatAttachmentPart(attachment: Attachment, where: string): ChatP
     };
   }
   throw new InputError(
-    `${where}: OpenAI Chat Completions cannot take a ${mediaType} attachment; it takes images, PDFs and WAV or MP3 audio. Put text files in the message text, or use OpenAIResponsesModel, which takes other file types.`,
+    `${where}: OpenAI Chat Completions cannot take ${mediaType} attachments; it takes images, PDFs and WAV or MP3 audio. Put text files in the message text, or use OpenAIResponsesModel, which takes other file types.`,
   );
 }
 
