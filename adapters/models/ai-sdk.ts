@@ -174,7 +174,7 @@ class AiSdkModel implements LanguageModel {
       } catch (error) {
         throw toStatecraftError(error, signal, this.#label);
       }
-      yield* this.#parts(stream, watch, signal);
+      yield* this.#parts(stream, watch, controller.signal, signal);
     } finally {
       watch.stop();
       unlink();
@@ -182,22 +182,25 @@ class AiSdkModel implements LanguageModel {
   }
 
   /**
-   * The parts of a started stream, each wait for the next bounded by `watch`. Leaving early
-   * (an abort, an error part, a consumer that stops reading) cancels the stream, which
-   * cancels the provider's request.
+   * The parts of a started stream, each wait for the next bounded by `watch` and by the
+   * call's signal (`callSignal`, which a provider that misses the abort would leave waiting).
+   * Leaving early (an abort, an error part, a consumer that stops reading) cancels the
+   * stream, which cancels the provider's request.
    */
   async *#parts(
     stream: ReadableStream<SpecStreamPart>,
     watch: IdleWatch,
+    callSignal: AbortSignal,
     signal: AbortSignal | undefined,
   ): AsyncGenerator<StreamPart> {
     const reader = stream.getReader();
     const mapper = new AiSdkStreamMapper(this.#label);
+    const aborted = whenAborted(callSignal);
     let ended = false;
     try {
       for (;;) {
         watch.touch();
-        const next = await watch.race(reader.read());
+        const next = await watch.race(Promise.race([reader.read(), aborted.promise]));
         watch.stop();
         // Parts the provider had already queued must not outlive the abort.
         if (signal?.aborted) throw abortError(signal);
@@ -215,6 +218,7 @@ class AiSdkModel implements LanguageModel {
       throw watch.error ?? toStatecraftError(error, signal, this.#label);
     } finally {
       watch.stop();
+      aborted.dispose();
       if (!ended) {
         // After the watch fired a stalled provider may never answer the cancel: not awaited.
         reader.cancel().catch(() => {});
@@ -271,6 +275,21 @@ class AiSdkModel implements LanguageModel {
       if (onAbort) signal.removeEventListener('abort', onAbort);
     });
   }
+}
+
+/** A promise that rejects with the signal's reason once it aborts; `dispose` when done. */
+function whenAborted(signal: AbortSignal): {
+  readonly promise: Promise<never>;
+  readonly dispose: () => void;
+} {
+  let onAbort = () => {};
+  const promise = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+  promise.catch(() => {});
+  return { promise, dispose: () => signal.removeEventListener('abort', onAbort) };
 }
 
 function describeValue(value: unknown): string {
