@@ -52,7 +52,7 @@ export function toStatecraftError(
     );
   }
   if (isAiSdkError(error, 'AI_TypeValidationError')) {
-    return malformedResponse(label, messageOf(error), false);
+    return malformedResponse(label, validationProblem(error), false);
   }
   if (isNetworkError(error)) {
     return new ModelError(networkFailureMessage(label, undefined, error, { started: true }), {
@@ -81,7 +81,7 @@ function apiCallError(error: ApiCallError, label: string): ModelError {
       return malformedResponse(label, `a body that is not JSON (${error.message})`, true);
     }
     if (isAiSdkError(error.cause, 'AI_TypeValidationError')) {
-      return malformedResponse(label, messageOf(error.cause), false);
+      return malformedResponse(label, validationProblem(error.cause), false);
     }
     // No status, or a stream cut short: the answer never arrived whole.
     const network = isNetworkError(error.cause) || status === undefined;
@@ -131,6 +131,16 @@ function describe(value: unknown): string {
   } catch {
     return String(value);
   }
+}
+
+/**
+ * What a TypeValidationError says is wrong, without the whole answer it quotes first (a
+ * page of JSON): `Type validation failed: Value: {…}. Error message: [issues]`.
+ */
+function validationProblem(error: unknown): string {
+  const message = messageOf(error).replace(/Value: [\s\S]*?\.\s*Error message:\s*/, '');
+  const line = message.replace(/\s+/g, ' ').trim();
+  return `the answer does not have the expected shape: ${line.length > 300 ? `${line.slice(0, 300)}…` : line}`;
 }
 
 function messageOf(error: unknown): string {
