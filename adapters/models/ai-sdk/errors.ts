@@ -54,6 +54,11 @@ export function toStatecraftError(
   if (isAiSdkError(error, 'AI_TypeValidationError')) {
     return malformedResponse(label, validationProblem(error), false);
   }
+  if (isAiSdkError(error, 'AI_InvalidResponseDataError')) {
+    // A stream cut short (no finish reason) is worth another try; an answer of the wrong
+    // shape is not: the same server answers the same way.
+    return malformedResponse(label, messageOf(error), /\bended\b/i.test(messageOf(error)));
+  }
   if (isNetworkError(error)) {
     return new ModelError(networkFailureMessage(label, undefined, error, { started: true }), {
       cause: error,
