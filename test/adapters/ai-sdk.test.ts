@@ -559,8 +559,42 @@ describe('fromAiSdk options', () => {
       /idleTimeoutMs/,
     );
     expect(() => fromAiSdk(new MockLanguageModelV4(), { idleTimout: 5 } as never)).toThrow(
-      /idleTimeoutMs/,
+      /is not an option of fromAiSdk; did you mean `idleTimeoutMs`\?/,
     );
+    // Every problem at once.
+    const all = (() => {
+      try {
+        fromAiSdk(new MockLanguageModelV4(), {
+          timeoutMs: 0,
+          providerOptions: [],
+          headers: { a: 1 },
+        } as never);
+      } catch (error) {
+        return error as ConfigError;
+      }
+    })();
+    expect(all?.problems.map((p) => p.option)).toEqual(['timeoutMs', 'providerOptions', 'headers']);
+  });
+
+  it('sends no empty text beside files, and counts a bad token count as 0', async () => {
+    const mock = new MockLanguageModelV4({
+      doGenerate: {
+        ...generateResult([{ type: 'text', text: 'ok' }]),
+        usage: { inputTokens: { total: Number.NaN }, outputTokens: { total: -3, reasoning: 2 } },
+      } as AnyOptions,
+    });
+    const response = await fromAiSdk(mock).generate({
+      messages: Transcript.from([userMessage('', [attachment({ data: PNG })])]),
+    });
+    expect((mock.doGenerateCalls[0] as AnyOptions).prompt[0].content).toEqual([
+      { type: 'file', mediaType: 'image/png', data: { type: 'data', data: PNG_BASE64 } },
+    ]);
+    expect(response.usage).toEqual({
+      inputTokens: 0,
+      outputTokens: 0,
+      totalTokens: 0,
+      reasoningTokens: 2,
+    });
   });
 
   it('merges its providerOptions under a request’s, key by key', async () => {

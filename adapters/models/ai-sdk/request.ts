@@ -86,7 +86,12 @@ export async function prompt(
         const files = await Promise.all(
           (message.attachments ?? []).map((a) => filePart(a, context)),
         );
-        out.push({ role: 'user', content: [{ type: 'text', text: message.content }, ...files] });
+        // Only the files when there is no text: some providers refuse an empty text part.
+        const text = message.content === '' && files.length > 0 ? [] : [message.content];
+        out.push({
+          role: 'user',
+          content: [...text.map((t) => ({ type: 'text' as const, text: t })), ...files],
+        });
         break;
       }
       case 'assistant': {

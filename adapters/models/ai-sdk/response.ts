@@ -55,14 +55,19 @@ export function toolInput(input: unknown): ReturnType<typeof parseToolArguments>
  * already counts cache reads and writes. A missing count is 0, as the other adapters do.
  */
 export function specUsage(spec: SpecUsage | undefined): Usage {
-  const cached = spec?.inputTokens?.cacheRead;
-  const reasoning = spec?.outputTokens?.reasoning;
+  const cached = count(spec?.inputTokens?.cacheRead);
+  const reasoning = count(spec?.outputTokens?.reasoning);
   return usage({
-    inputTokens: spec?.inputTokens?.total ?? 0,
-    outputTokens: spec?.outputTokens?.total ?? 0,
+    inputTokens: count(spec?.inputTokens?.total) ?? 0,
+    outputTokens: count(spec?.outputTokens?.total) ?? 0,
     ...(cached !== undefined && { cachedInputTokens: cached }),
     ...(reasoning !== undefined && { reasoningTokens: reasoning }),
   });
+}
+
+/** A token count, or undefined: what is not a number >= 0 must not poison a run's sums. */
+function count(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
 }
 
 const UNIFIED: ReadonlySet<string> = new Set(UNIFIED_FINISH_REASONS);
