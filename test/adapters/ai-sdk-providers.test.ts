@@ -158,6 +158,21 @@ describe('fromAiSdk over @ai-sdk/openai-compatible (v4)', () => {
     },
   );
 
+  it('names the URL it could not reach, as a retryable ModelError', async () => {
+    const at = await serve([]);
+    const url = at.url;
+    await at.close();
+    for (const work of [
+      () => compatible(at).generate(ask()),
+      () => collectStream(compatible(at).stream(ask())),
+    ]) {
+      const error = (await rejectionOf(work())) as ModelError;
+      expect(ModelError.isInstance(error), String(error)).toBe(true);
+      expect(error.message).toBe(`could not reach ${url}/v1/chat/completions (connection refused)`);
+      expect(error.retryable).toBe(true);
+    }
+  });
+
   it('aborts mid-stream: AbortError, and the connection is closed', async () => {
     const head = fixture('openai', 'chat-text.sse').split('\n\n').slice(0, 2).join('\n\n');
     const at = await serve([{ sse: [`${head}\n\n`], hang: true }]);
@@ -265,6 +280,24 @@ describe.each(ANTHROPIC_PROVIDERS)('fromAiSdk over $name', ({ version, make }) =
       },
     ]);
     expect(response.finishReason).toEqual({ unified: 'tool-calls', raw: 'tool_use' });
+  });
+
+  it('aborts mid-stream: AbortError, and the connection is closed', async () => {
+    const head = fixture('anthropic', 'stream-text.sse').split('\n\n').slice(0, 4).join('\n\n');
+    const at = await serve([{ sse: [`${head}\n\n`], hang: true }]);
+    const controller = new AbortController();
+    const parts: StreamPart[] = [];
+    const error = await rejectionOf(
+      (async () => {
+        for await (const part of make(at).stream(ask(), { signal: controller.signal })) {
+          parts.push(part);
+          controller.abort();
+        }
+      })(),
+    );
+    expect(AbortError.isInstance(error), String(error)).toBe(true);
+    expect(parts.length).toBeGreaterThan(0);
+    await until(() => at.openRequests() === 0);
   });
 
   it.each([
