@@ -29,7 +29,7 @@ export interface ProviderUnderTest {
    * What a non-streamed answer that stalls fails with, when not the idle timeout's words:
    * an AI SDK model reads its own body, so `fromAiSdk` bounds the call whole (`timeoutMs`).
    */
-  readonly stalledAnswer?: RegExp;
+  readonly stalledAnswer?: (ms: number) => RegExp;
 }
 
 export const ask: ModelRequest = { messages: Transcript.from([userMessage('Hello?')]) };
@@ -197,6 +197,6 @@ export const PROVIDERS: readonly ProviderUnderTest[] = [
     missing: /choices/,
     streamWithoutUsage: `${sse([chatChunk({ content: 'Hi' }, null), chatChunk({}, 'stop')])}data: [DONE]\n\n`,
     streamHead: sse([chatChunk({ role: 'assistant', content: 'H' }, null)]),
-    stalledAnswer: /no answer within 200 ms \(timeoutMs\)/,
+    stalledAnswer: (ms) => new RegExp(`no answer within ${ms} ms \\(timeoutMs\\)`),
   },
 ];

@@ -36,7 +36,7 @@ interface Fault {
 const idle: Outcome = { error: { retryable: true, message: new RegExp(`idle for ${IDLE_MS} ms`) } };
 /** A non-streamed answer that stalls: idle, or the adapter's own bound on a whole answer. */
 const stalled = (p: (typeof PROVIDERS)[number]): Outcome =>
-  p.stalledAnswer ? { error: { retryable: true, message: p.stalledAnswer } } : idle;
+  p.stalledAnswer ? { error: { retryable: true, message: p.stalledAnswer(IDLE_MS) } } : idle;
 const notJson: Outcome = { error: { retryable: true, message: /not JSON/ } };
 
 const FAULTS: readonly Fault[] = [
