@@ -3,7 +3,9 @@
 
 export {
   type AiSdkLanguageModel,
+  type AiSdkModelName,
   type AiSdkSpecVersion,
+  type AiSdkWarning,
   type FromAiSdkOptions,
   fromAiSdk,
 } from '../adapters/models/ai-sdk.js';

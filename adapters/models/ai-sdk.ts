@@ -10,7 +10,7 @@ import {
   type StreamPart,
 } from '../../src/model/language-model.js';
 import { type Describes, describeOptions } from '../../src/options/describe.js';
-import { delay } from '../../src/options/kinds.js';
+import { delay, func } from '../../src/options/kinds.js';
 import { headers, record } from '../../src/options/more-kinds.js';
 import { abortError, toStatecraftError } from './ai-sdk/errors.js';
 import { callOptions } from './ai-sdk/request.js';
@@ -58,12 +58,34 @@ export interface FromAiSdkOptions {
   readonly downloadTimeoutMs?: number;
   /**
    * AI SDK provider options sent with every call, keyed by provider (e.g.
-   * `{ anthropic: { thinking: { type: 'enabled', budgetTokens: 2048 } } }`); a request's
+   * `{ anthropic: { disableParallelToolUse: true } }`); a request's
    * `providerOptions` win, key by key.
    */
   readonly providerOptions?: { readonly [provider: string]: { readonly [key: string]: unknown } };
   /** HTTP headers sent with every call, besides the provider's own. */
   readonly headers?: { readonly [name: string]: string };
+  /**
+   * Called with the warnings a provider reports for a call (a setting it ignored, a feature
+   * it does not support), once per call that has any. Default: none; they are dropped.
+   */
+  readonly onWarnings?: (warnings: readonly AiSdkWarning[], model: AiSdkModelName) => void;
+}
+
+/** A provider's warning about a call, as the AI SDK reports it (`type` says which kind). */
+export interface AiSdkWarning {
+  /** `unsupported`, `compatibility`, `other`, and in v4 `deprecated`. */
+  readonly type: string;
+  /** What was not supported, e.g. `temperature`. */
+  readonly feature?: string;
+  readonly setting?: string;
+  readonly details?: string;
+  readonly message?: string;
+}
+
+/** Which model a warning is about. */
+export interface AiSdkModelName {
+  readonly provider: string;
+  readonly modelId: string;
 }
 
 /** fromAiSdk's options described once (see src/options/describe.ts). */
@@ -75,6 +97,7 @@ export const FROM_AI_SDK_OPTIONS = describeOptions('fromAiSdk', {
     'must be an object of provider names to option objects, e.g. { anthropic: { … } }',
   ),
   headers: headers(),
+  onWarnings: func<NonNullable<FromAiSdkOptions['onWarnings']>>('(warnings, model) => void'),
 });
 
 // tsc fails here, naming the option, when the interface and its description drift apart.
@@ -130,6 +153,7 @@ class AiSdkModel implements LanguageModel {
   readonly #downloadTimeoutMs: number;
   readonly #providerOptions: FromAiSdkOptions['providerOptions'];
   readonly #headers: FromAiSdkOptions['headers'];
+  readonly #onWarnings: FromAiSdkOptions['onWarnings'];
 
   constructor(model: AiSdkLanguageModel, options: FromAiSdkOptions) {
     const checked = FROM_AI_SDK_OPTIONS.parse(options);
@@ -143,6 +167,7 @@ class AiSdkModel implements LanguageModel {
     this.#downloadTimeoutMs = checked.downloadTimeoutMs;
     this.#providerOptions = checked.providerOptions;
     this.#headers = checked.headers;
+    this.#onWarnings = checked.onWarnings;
   }
 
   async generate(request: ModelRequest, options: CallOptions = {}): Promise<ModelResponse> {
@@ -152,6 +177,7 @@ class AiSdkModel implements LanguageModel {
     try {
       const call = await this.#callOptions(request, controller.signal);
       const result = await this.#bounded(this.#calls.doGenerate(call), controller);
+      this.#warn(result.warnings);
       return generateResponse(result);
     } catch (error) {
       throw toStatecraftError(error, signal, this.#label);
@@ -209,6 +235,9 @@ class AiSdkModel implements LanguageModel {
           break;
         }
         if (mapper.finished) continue;
+        if (next.value.type === 'stream-start') {
+          this.#warn((next.value as { warnings?: unknown }).warnings);
+        }
         const mapped = mapper.push(next.value);
         if (mapped.kind === 'error') throw mapped.error;
         yield* mapped.parts;
@@ -223,6 +252,19 @@ class AiSdkModel implements LanguageModel {
         // After the watch fired a stalled provider may never answer the cancel: not awaited.
         reader.cancel().catch(() => {});
       }
+    }
+  }
+
+  /**
+   * Hands a call's warnings to `onWarnings`. A callback that throws is the caller's
+   * problem, not the call's: it does not fail an answer that arrived.
+   */
+  #warn(warnings: unknown): void {
+    if (!this.#onWarnings || !Array.isArray(warnings) || warnings.length === 0) return;
+    try {
+      this.#onWarnings(warnings, { provider: this.provider, modelId: this.modelId });
+    } catch {
+      // Ignored: see above.
     }
   }
 

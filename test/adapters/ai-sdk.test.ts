@@ -597,6 +597,34 @@ describe('fromAiSdk options', () => {
     });
   });
 
+  it('hands the provider’s warnings to onWarnings, generated or streamed', async () => {
+    const ignored = { type: 'unsupported', feature: 'temperature', details: 'thinking is on' };
+    const mock = new MockLanguageModelV4({
+      provider: 'mock.chat',
+      modelId: 'm1',
+      doGenerate: {
+        ...generateResult([{ type: 'text', text: 'ok' }]),
+        warnings: [ignored],
+      } as AnyOptions,
+      doStream: streamOf([
+        { type: 'stream-start', warnings: [ignored] },
+        { type: 'text-delta', id: 't', delta: 'ok' },
+        { type: 'finish', usage: USAGE, finishReason: { unified: 'stop', raw: 'stop' } },
+      ]) as AnyOptions,
+    });
+    const seen: unknown[] = [];
+    const model = fromAiSdk(mock, {
+      onWarnings: (warnings, from) => {
+        seen.push([warnings, from]);
+        throw new Error('a failing callback does not fail the call');
+      },
+    });
+    await model.generate(ask);
+    await collectStream(model.stream(ask));
+    const call = [[ignored], { provider: 'mock.chat', modelId: 'm1' }];
+    expect(seen).toEqual([call, call]);
+  });
+
   it('merges its providerOptions under a request’s, key by key', async () => {
     const mock = new MockLanguageModelV4({ doGenerate: generateResult([]) as AnyOptions });
     const model = fromAiSdk(mock, {

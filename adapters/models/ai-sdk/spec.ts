@@ -179,6 +179,7 @@ export interface SpecResponseMetadata {
 
 export interface SpecGenerateResult {
   readonly content: readonly SpecContent[];
+  readonly warnings?: readonly unknown[];
   readonly finishReason: SpecFinishReason;
   readonly usage: SpecUsage;
   readonly response?: SpecResponseMetadata;
