@@ -10,10 +10,10 @@ import {
   type StreamPart,
 } from '../../src/model/language-model.js';
 import { type Describes, describeOptions } from '../../src/options/describe.js';
-import { delay, func } from '../../src/options/kinds.js';
+import { delay, func, oneOf } from '../../src/options/kinds.js';
 import { headers, record } from '../../src/options/more-kinds.js';
 import { abortError, toStatecraftError } from './ai-sdk/errors.js';
-import { callOptions } from './ai-sdk/request.js';
+import { callOptions, type ToolResultFiles } from './ai-sdk/request.js';
 import { generateResponse } from './ai-sdk/response.js';
 import type {
   AiSdkLanguageModel,
@@ -65,6 +65,14 @@ export interface FromAiSdkOptions {
   /** HTTP headers sent with every call, besides the provider's own. */
   readonly headers?: { readonly [name: string]: string };
   /**
+   * Where the images and files a tool returned go: `'tool-result'` (default), inside the
+   * result as the specification's content, which most providers map into their own tool
+   * results (Anthropic, Google); or `'user-message'`, in a user message right after the
+   * results, for a provider that would send them as JSON text (`@ai-sdk/openai-compatible`
+   * without `supportsMultiPartToolContent`).
+   */
+  readonly toolResultFiles?: ToolResultFiles;
+  /**
    * Called with the warnings a provider reports for a call (a setting it ignored, a feature
    * it does not support), once per call that has any. Default: none; they are dropped.
    */
@@ -97,6 +105,9 @@ export const FROM_AI_SDK_OPTIONS = describeOptions('fromAiSdk', {
     'must be an object of provider names to option objects, e.g. { anthropic: { … } }',
   ),
   headers: headers(),
+  toolResultFiles: oneOf<ToolResultFiles, 'tool-result'>(['tool-result', 'user-message'], {
+    default: 'tool-result',
+  }),
   onWarnings: func<NonNullable<FromAiSdkOptions['onWarnings']>>('(warnings, model) => void'),
 });
 
@@ -154,6 +165,7 @@ class AiSdkModel implements LanguageModel {
   readonly #providerOptions: FromAiSdkOptions['providerOptions'];
   readonly #headers: FromAiSdkOptions['headers'];
   readonly #onWarnings: FromAiSdkOptions['onWarnings'];
+  readonly #toolResultFiles: ToolResultFiles;
 
   constructor(model: AiSdkLanguageModel, options: FromAiSdkOptions) {
     const checked = FROM_AI_SDK_OPTIONS.parse(options);
@@ -168,6 +180,7 @@ class AiSdkModel implements LanguageModel {
     this.#providerOptions = checked.providerOptions;
     this.#headers = checked.headers;
     this.#onWarnings = checked.onWarnings;
+    this.#toolResultFiles = checked.toolResultFiles;
   }
 
   async generate(request: ModelRequest, options: CallOptions = {}): Promise<ModelResponse> {
@@ -274,6 +287,7 @@ class AiSdkModel implements LanguageModel {
       request,
       {
         version: this.#model.specificationVersion,
+        toolResultFiles: this.#toolResultFiles,
         supportedUrls: await this.#supportedUrls(),
         downloads: downloads(this.#label, this.#downloadTimeoutMs, signal),
       },

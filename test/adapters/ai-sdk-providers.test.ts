@@ -136,6 +136,35 @@ describe('fromAiSdk over @ai-sdk/openai-compatible (v4)', () => {
     ]);
   });
 
+  it("moves a tool's image into a user message after the results, with toolResultFiles", async () => {
+    const at = await serve([openai('chat-tool-calls.json'), openai('chat-text.json')]);
+    const radar = defineTool({
+      name: 'get_weather',
+      description: 'Current weather, with a radar image.',
+      input: z.object({ city: z.string() }),
+      execute: async ({ city }) => toolOutput(`${city}: 18 °C`, [attachment({ data: PNG })]),
+    });
+    const model = fromAiSdk(
+      createOpenAICompatible({ name: 'local', baseURL: `${at.url}/v1`, apiKey: 'k' })('m'),
+      { toolResultFiles: 'user-message' },
+    );
+    await createChain({ model, tools: [radar] }).invoke('Weather in Paris and London?');
+    const sent = bodyOf<ChatBody>(at, 1).messages.slice(-3);
+    expect(sent).toEqual([
+      { role: 'tool', tool_call_id: PARIS, content: 'Paris: 18 °C' },
+      { role: 'tool', tool_call_id: LONDON, content: 'London: 18 °C' },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: `Files returned by get_weather (${PARIS}):` },
+          { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG_BASE64}` } },
+          { type: 'text', text: `Files returned by get_weather (${LONDON}):` },
+          { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG_BASE64}` } },
+        ],
+      },
+    ]);
+  });
+
   it.each([
     [429, true],
     [500, true],

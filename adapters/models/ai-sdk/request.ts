@@ -13,6 +13,7 @@ import type {
   SpecFilePart,
   SpecMessage,
   SpecResponseFormat,
+  SpecTextPart,
   SpecToolChoice,
   SpecToolContent,
   SpecToolResultPart,
@@ -24,8 +25,12 @@ import { type Downloads, isUrlSupported, type SupportedUrls } from './urls.js';
 // `file` or v3's `image-data`/`file-data`. A URL the model lists in `supportedUrls` is passed
 // as a URL; any other is downloaded first (./urls.ts), as `generateText` would.
 
+/** Where a tool result's files go: in the result, or in a user message right after. */
+export type ToolResultFiles = 'tool-result' | 'user-message';
+
 export interface PromptContext {
   readonly version: AiSdkSpecVersion;
+  readonly toolResultFiles: ToolResultFiles;
   readonly supportedUrls: SupportedUrls;
   readonly downloads: Downloads;
 }
@@ -76,8 +81,17 @@ export async function prompt(
 ): Promise<SpecMessage[]> {
   const out: SpecMessage[] = [];
   let results: SpecToolResultPart[] | undefined;
+  // Files of the current run of tool results, when they go in a user message after it.
+  let moved: (SpecTextPart | SpecFilePart)[] = [];
+  const flushMoved = () => {
+    if (moved.length > 0) out.push({ role: 'user', content: moved });
+    moved = [];
+  };
   for (const message of messages) {
-    if (message.role !== 'tool') results = undefined;
+    if (message.role !== 'tool') {
+      results = undefined;
+      flushMoved();
+    }
     switch (message.role) {
       case 'system':
         out.push({ role: 'system', content: message.content });
@@ -112,7 +126,16 @@ export async function prompt(
         break;
       }
       case 'tool': {
-        const part = await toolResultPart(message, context);
+        const files = message.attachments ?? [];
+        const move = context.toolResultFiles === 'user-message' && files.length > 0;
+        if (move) {
+          moved.push(
+            { type: 'text', text: `Files returned by ${message.name} (${message.toolCallId}):` },
+            ...(await Promise.all(files.map((a) => filePart(a, context)))),
+          );
+        }
+        const { attachments: _files, ...withoutFiles } = message;
+        const part = await toolResultPart(move ? withoutFiles : message, context);
         if (results) results.push(part);
         else {
           results = [part];
@@ -122,6 +145,7 @@ export async function prompt(
       }
     }
   }
+  flushMoved();
   return out;
 }
 
