@@ -31,6 +31,7 @@ import { downloads, type SupportedUrls } from './ai-sdk/urls.js';
 // comes back is decided by the pure mapping in ./ai-sdk/; this class bounds each wait, passes
 // the abort signal (one of the call's own), and turns failures into ours.
 
+export type { ToolResultFiles } from './ai-sdk/request.js';
 export type { AiSdkLanguageModel, AiSdkSpecVersion } from './ai-sdk/spec.js';
 
 /** The default of `timeoutMs`: as long as the provider SDKs give an attempt. */

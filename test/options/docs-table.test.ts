@@ -27,6 +27,7 @@ import { MEMORY_OPTIONS } from '../../src/runnable/memory.js';
 import { RETRY_OPTIONS } from '../../src/runnable/retry-run.js';
 import { RUN_CONFIG } from '../../src/runnable/run-config-check.js';
 import { TOOL_LOOP_OPTIONS } from '../../src/tool-loop/options.js';
+import { UI_MESSAGE_STREAM_OPTIONS } from '../../src/ui-stream/to-ui-message-stream.js';
 import { VIEWER_OPTIONS } from '../../src/viewer/server.js';
 
 // Every options object described in src/ or adapters/ (`describeOptions(`) has an option table
@@ -108,6 +109,12 @@ const DOCUMENTED: readonly Documented[] = [
   entry(LOCAL_RESTATE_OPTIONS, 'LOCAL_RESTATE_OPTIONS', RESTATE, 'startLocalRestate'),
   entry(MEMORY_OPTIONS, 'MEMORY_OPTIONS', COMPOSITION, 'Memory and retries'),
   entry(RETRY_OPTIONS, 'RETRY_OPTIONS', COMPOSITION, 'Memory and retries', { table: 1 }),
+  entry(
+    UI_MESSAGE_STREAM_OPTIONS,
+    'UI_MESSAGE_STREAM_OPTIONS',
+    AI_SDK,
+    'Approvals from the browser',
+  ),
 ];
 
 /** Descriptions with no table of their own, and why. */
