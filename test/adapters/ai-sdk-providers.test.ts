@@ -202,6 +202,16 @@ describe('fromAiSdk over @ai-sdk/openai-compatible (v4)', () => {
     }
   });
 
+  it('lets go of the connection when the reader stops early', async () => {
+    const head = fixture('openai', 'chat-text.sse').split('\n\n').slice(0, 2).join('\n\n');
+    const at = await serve([{ sse: [`${head}\n\n`], hang: true }]);
+    for await (const part of compatible(at).stream(ask())) {
+      expect(part.type).toBe('text-delta');
+      break;
+    }
+    await until(() => at.openRequests() === 0);
+  });
+
   it('aborts mid-stream: AbortError, and the connection is closed', async () => {
     const head = fixture('openai', 'chat-text.sse').split('\n\n').slice(0, 2).join('\n\n');
     const at = await serve([{ sse: [`${head}\n\n`], hang: true }]);
