@@ -1,7 +1,17 @@
-// `statecraft/ai-sdk`: statecraft with the AI SDK. Runs out to a chat UI as the AI SDK's UI
-// message stream (what `useChat` and `Chat` read), and a browser's approvals back to durable
-// runs. A subpath of its own: nothing here loads `ai`, which stays the app's choice.
+// `statecraft/ai-sdk`: statecraft with the AI SDK. Any of its provider models as a statecraft
+// model (`fromAiSdk`); runs out to a chat UI as the AI SDK's UI message stream (what `useChat`
+// and `Chat` read), and a browser's approvals back to durable runs. A subpath of its own:
+// nothing here loads `ai` or `@ai-sdk/*`, which stay the app's choice.
 
+export {
+  type AiSdkLanguageModel,
+  type AiSdkModelName,
+  type AiSdkSpecVersion,
+  type AiSdkWarning,
+  type FromAiSdkOptions,
+  fromAiSdk,
+  type ToolResultFiles,
+} from '../adapters/models/ai-sdk.js';
 export type { UIFinishReason, UIMessageChunk } from './ui-stream/chunks.js';
 export {
   type NodeResponse,

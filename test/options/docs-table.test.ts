@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { FROM_AI_SDK_OPTIONS } from '../../adapters/models/ai-sdk.js';
 import { ANTHROPIC_MODEL_OPTIONS } from '../../adapters/models/anthropic.js';
 import { GEMINI_MODEL_OPTIONS } from '../../adapters/models/gemini/options.js';
 import { OPENAI_RESPONSES_OPTIONS } from '../../adapters/models/openai/client-options.js';
@@ -92,6 +93,7 @@ const DOCUMENTED: readonly Documented[] = [
   entry(OPENAI_COMPATIBLE_OPTIONS, 'OPENAI_COMPATIBLE_OPTIONS', MODELS, 'OpenAI', { table: 1 }),
   entry(ANTHROPIC_MODEL_OPTIONS, 'ANTHROPIC_MODEL_OPTIONS', MODELS, 'Anthropic'),
   entry(GEMINI_MODEL_OPTIONS, 'GEMINI_MODEL_OPTIONS', MODELS, 'Gemini'),
+  entry(FROM_AI_SDK_OPTIONS, 'FROM_AI_SDK_OPTIONS', AI_SDK, 'Any AI SDK provider as a model'),
   entry(SCRIPTED_MODEL_OPTIONS, 'SCRIPTED_MODEL_OPTIONS', TESTING, 'ScriptedModel'),
   entry(STORE_OPTIONS, 'STORE_OPTIONS', DURABLE, 'The API and the stores'),
   entry(APPROVALS_OPTIONS, 'APPROVALS_OPTIONS', APPROVALS, 'Reasons, parking, streams'),
