@@ -1,5 +1,6 @@
 import type { ApprovalDecision, ApprovalRequest } from '../approvals/approval.js';
 import { AbortError } from '../errors.js';
+import { createHash } from '../lazy-crypto.js';
 import type { JsonValue } from '../viz/to-json.js';
 import { decode, encode } from './codec.js';
 import {
@@ -22,10 +23,12 @@ import { JournalError } from './journal-error.js';
 import { JournalMismatchError } from './journal-mismatch.js';
 import { EffectHasher, requestHash } from './request-hash.js';
 import {
+  type AttachmentEntry,
   type DecisionEntry,
   type ExternalEntry,
   isAnswerEntry,
   isApprovalEntry,
+  isAttachmentEntry,
   isCallEntry,
   isDecisionEntry,
   isExternalEntry,
@@ -48,6 +51,11 @@ export function decisionOfEntry(entry: DecisionEntry): ApprovalDecision {
     ...(typeof entry.reason === 'string' && { reason: entry.reason }),
     ...(entry.timedOut === true && { timedOut: true as const }),
   };
+}
+
+/** A start entry's input, decoded (with the attachment bytes the entry holds). */
+export function inputOfStart(start: StartEntry): unknown {
+  return AttachmentBytes.of(start, []).decode(start.input);
 }
 
 /** A tool call the journal knows of: its intent, and its result when it finished. */
@@ -149,6 +157,8 @@ export class RunJournal {
   /** The run's input (decoded from the start entry). */
   readonly input: unknown;
   readonly #store: JournalStore;
+  /** Every attachment payload the journal holds, by sha256: each is written once. */
+  readonly #bytes: AttachmentBytes;
   /** The entries written before this process took the run over; replayed, then done with. */
   readonly #prior: readonly JournalEntry[];
   #pos: number;
@@ -187,7 +197,9 @@ export class RunJournal {
     start: StartEntry,
     prior: readonly JournalEntry[],
     input: unknown,
+    bytes: AttachmentBytes,
   ) {
+    this.#bytes = bytes;
     this.#store = store;
     this.#guard = guard;
     this.runId = start.runId;
@@ -200,19 +212,27 @@ export class RunJournal {
 
   /** Starts a run's journal. A run id the store holds already is a JournalError `run-exists`. */
   static async begin(store: JournalStore, start: RunJournalStart): Promise<RunJournal> {
+    // The input's attachment bytes go in the start entry itself, so that it stands alone
+    // (a crash right after it leaves a readable run); later entries refer to them.
+    const bytes = new AttachmentBytes();
+    const input = encode(start.input, { attachmentRef: (data) => bytes.ref(data) });
+    const payloads = bytes.takeNew();
     const entry: StartEntry = {
       type: 'start',
       version: JOURNAL_FORMAT_VERSION,
       runId: start.runId,
       kind: start.kind,
       startedAt: Date.now(),
-      input: encode(start.input),
+      input,
+      ...(payloads.length > 0 && {
+        attachments: Object.fromEntries(payloads.map((p) => [p.sha256, p.data])),
+      }),
       configHash: requestHash(start.config),
       configFields: configFields(start.fields ?? start.config),
     };
     const guard = new StoreGuard(store, start.runId);
     await guard.guard(() => store.append(start.runId, entry), 'starting the run');
-    const journal = new RunJournal(store, guard, entry, [entry], start.input);
+    const journal = new RunJournal(store, guard, entry, [entry], start.input, bytes);
     journal.#release = await journal.#acquired();
     return journal;
   }
@@ -307,7 +327,16 @@ export class RunJournal {
         ...(journaled && { changes: configChanges(journaled, now) }),
       });
     }
-    const journal = new RunJournal(store, guard, start, entries, decode(start.input));
+    // Attachment entries hold bytes other entries refer to: known up front, not replayed.
+    const bytes = AttachmentBytes.of(start, entries);
+    const journal = new RunJournal(
+      store,
+      guard,
+      start,
+      entries.filter((entry) => !isAttachmentEntry(entry)),
+      bytes.decode(start.input),
+      bytes,
+    );
     journal.#fields = now;
     journal.#journaledFields = journaled;
     return journal;
@@ -491,7 +520,11 @@ export class RunJournal {
       if (isApprovalEntry(next) && next.seq === seq) {
         approvals.push({
           kind: 'requested',
-          request: { callId: next.callId, tool: next.tool, arguments: decode(next.arguments) },
+          request: {
+            callId: next.callId,
+            tool: next.tool,
+            arguments: this.#bytes.decode(next.arguments),
+          },
           at: next.at,
           ...(next.timeoutMs !== undefined && { timeoutMs: next.timeoutMs }),
         });
@@ -505,7 +538,7 @@ export class RunJournal {
         calls.delete(next.callId);
         calls.set(next.callId, {
           callId: next.callId,
-          result: decode(next.result),
+          result: this.#bytes.decode(next.result),
           finished: true,
           ...(next.executor !== undefined && { executor: next.executor }),
           ...(next.ms !== undefined && { ms: next.ms }),
@@ -517,7 +550,7 @@ export class RunJournal {
     let ms: number | undefined;
     for (let next = this.#prior[this.#pos]; next; next = this.#prior[++this.#pos]) {
       if (!isAnswerEntry(next) || next.seq !== seq) break;
-      answers.push(decode(next.event));
+      answers.push(this.#bytes.decode(next.event));
       ms = next.ms;
     }
     if (answers.length > 0)
@@ -625,12 +658,17 @@ export class RunJournal {
    * JournalCodecError naming the path. The answer itself still reaches the machine.
    */
   #encoded(value: unknown): JsonValue | undefined {
+    let encoded: JsonValue;
     try {
-      return encode(value);
+      encoded = encode(value, { attachmentRef: (data) => this.#bytes.ref(data) });
     } catch (error) {
       this.#fail(error);
       return undefined;
     }
+    // New payloads go first: appends complete in call order, so an entry that refers to
+    // bytes is never on disk without them.
+    for (const entry of this.#bytes.takeNew()) void this.#write(entry).catch(() => {});
+    return encoded;
   }
 
   /** The journal can take nothing more: the first failure is the one the run ends with. */
@@ -738,5 +776,57 @@ export class RunJournal {
     return write.then(() => {
       if (this.#failed) throw this.#writeError;
     });
+  }
+}
+
+/**
+ * The attachment payloads of one run's journal, by the sha256 of their base64: the codec
+ * writes an `attachment` tag naming the hash instead of the bytes (codec.ts), and the bytes
+ * go into the journal once, in the start entry (the run's input) or an `attachment` entry
+ * before the first entry that refers to them. A screenshot sent in the input and returned by
+ * a tool twice is on disk once, however many results, answers and transcripts hold it.
+ */
+class AttachmentBytes {
+  readonly #data = new Map<string, string>();
+  /** Hashes of the payload strings met: hashing a large payload again costs as much as the first time. */
+  readonly #hashes = new Map<string, string>();
+  #new: AttachmentEntry[] = [];
+
+  /** The payloads a journal holds: its start entry's and its attachment entries'. */
+  static of(start: StartEntry, entries: readonly JournalEntry[]): AttachmentBytes {
+    const bytes = new AttachmentBytes();
+    const inStart = start.attachments;
+    if (typeof inStart === 'object' && inStart !== null) {
+      for (const [sha256, data] of Object.entries(inStart))
+        if (typeof data === 'string') bytes.#data.set(sha256, data);
+    }
+    for (const entry of entries)
+      if (isAttachmentEntry(entry)) bytes.#data.set(entry.sha256, entry.data);
+    return bytes;
+  }
+
+  /** The hash `data` is kept under; a payload not written yet is queued (takeNew). */
+  ref(data: string): string {
+    let sha256 = this.#hashes.get(data);
+    if (sha256 === undefined) {
+      sha256 = createHash('sha256').update(data).digest('hex');
+      this.#hashes.set(data, sha256);
+    }
+    if (!this.#data.has(sha256)) {
+      this.#data.set(sha256, data);
+      this.#new.push({ type: 'attachment', sha256, data });
+    }
+    return sha256;
+  }
+
+  /** The payloads `ref` met since the last call, to write before the entry that refers to them. */
+  takeNew(): AttachmentEntry[] {
+    const taken = this.#new;
+    this.#new = [];
+    return taken;
+  }
+
+  decode(json: unknown): unknown {
+    return decode(json, { attachmentData: (sha256) => this.#data.get(sha256) });
   }
 }
