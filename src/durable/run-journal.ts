@@ -1,8 +1,8 @@
 import type { ApprovalDecision, ApprovalRequest } from '../approvals/approval.js';
 import { AbortError } from '../errors.js';
-import { createHash } from '../lazy-crypto.js';
 import type { JsonValue } from '../viz/to-json.js';
-import { decode, encode } from './codec.js';
+import { AttachmentBytes } from './attachment-bytes.js';
+import { encode } from './codec.js';
 import {
   type ConfigFields,
   configChanges,
@@ -23,7 +23,6 @@ import { JournalError } from './journal-error.js';
 import { JournalMismatchError } from './journal-mismatch.js';
 import { EffectHasher, requestHash } from './request-hash.js';
 import {
-  type AttachmentEntry,
   type DecisionEntry,
   type ExternalEntry,
   isAnswerEntry,
@@ -51,11 +50,6 @@ export function decisionOfEntry(entry: DecisionEntry): ApprovalDecision {
     ...(typeof entry.reason === 'string' && { reason: entry.reason }),
     ...(entry.timedOut === true && { timedOut: true as const }),
   };
-}
-
-/** A start entry's input, decoded (with the attachment bytes the entry holds). */
-export function inputOfStart(start: StartEntry): unknown {
-  return AttachmentBytes.of(start, []).decode(start.input);
 }
 
 /** A tool call the journal knows of: its intent, and its result when it finished. */
@@ -328,7 +322,7 @@ export class RunJournal {
       });
     }
     // Attachment entries hold bytes other entries refer to: known up front, not replayed.
-    const bytes = AttachmentBytes.of(start, entries);
+    const bytes = AttachmentBytes.of(entries);
     const journal = new RunJournal(
       store,
       guard,
@@ -776,57 +770,5 @@ export class RunJournal {
     return write.then(() => {
       if (this.#failed) throw this.#writeError;
     });
-  }
-}
-
-/**
- * The attachment payloads of one run's journal, by the sha256 of their base64: the codec
- * writes an `attachment` tag naming the hash instead of the bytes (codec.ts), and the bytes
- * go into the journal once, in the start entry (the run's input) or an `attachment` entry
- * before the first entry that refers to them. A screenshot sent in the input and returned by
- * a tool twice is on disk once, however many results, answers and transcripts hold it.
- */
-class AttachmentBytes {
-  readonly #data = new Map<string, string>();
-  /** Hashes of the payload strings met: hashing a large payload again costs as much as the first time. */
-  readonly #hashes = new Map<string, string>();
-  #new: AttachmentEntry[] = [];
-
-  /** The payloads a journal holds: its start entry's and its attachment entries'. */
-  static of(start: StartEntry, entries: readonly JournalEntry[]): AttachmentBytes {
-    const bytes = new AttachmentBytes();
-    const inStart = start.attachments;
-    if (typeof inStart === 'object' && inStart !== null) {
-      for (const [sha256, data] of Object.entries(inStart))
-        if (typeof data === 'string') bytes.#data.set(sha256, data);
-    }
-    for (const entry of entries)
-      if (isAttachmentEntry(entry)) bytes.#data.set(entry.sha256, entry.data);
-    return bytes;
-  }
-
-  /** The hash `data` is kept under; a payload not written yet is queued (takeNew). */
-  ref(data: string): string {
-    let sha256 = this.#hashes.get(data);
-    if (sha256 === undefined) {
-      sha256 = createHash('sha256').update(data).digest('hex');
-      this.#hashes.set(data, sha256);
-    }
-    if (!this.#data.has(sha256)) {
-      this.#data.set(sha256, data);
-      this.#new.push({ type: 'attachment', sha256, data });
-    }
-    return sha256;
-  }
-
-  /** The payloads `ref` met since the last call, to write before the entry that refers to them. */
-  takeNew(): AttachmentEntry[] {
-    const taken = this.#new;
-    this.#new = [];
-    return taken;
-  }
-
-  decode(json: unknown): unknown {
-    return decode(json, { attachmentData: (sha256) => this.#data.get(sha256) });
   }
 }

@@ -1,11 +1,11 @@
 import { type Approvals, approvals } from '../durable/approvals.js';
+import { inputOfStart } from '../durable/attachment-bytes.js';
 import { encode } from '../durable/codec.js';
 import { inputChanges } from '../durable/config-fields.js';
 import { isStartEntry } from '../durable/journal-entry.js';
 import { JournalError } from '../durable/journal-error.js';
 import { type JournalChange, JournalMismatchError } from '../durable/journal-mismatch.js';
 import { requestHash } from '../durable/request-hash.js';
-import { inputOfStart } from '../durable/run-journal.js';
 import type { JournalStore } from '../durable/stores/journal-store.js';
 import { assertValidRunId } from '../durable/stores/run-id.js';
 import { type Credential, credentialOf } from './credential.js';

@@ -7,7 +7,12 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { approvals, createChain, defineTool, type LanguageModel } from 'statecraft';
+import type { JournalEntry } from 'statecraft/durable';
 import { afterAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { AttachmentBytes } from '../../src/durable/attachment-bytes.js';
+import { encode } from '../../src/durable/codec.js';
 import { memoryStore } from '../../src/durable/stores/memory-store.js';
 import {
   ATTACHMENT_INPUT,
@@ -15,9 +20,10 @@ import {
   attachmentChain,
   attachmentModel,
   EXPECTED_ANSWER,
+  IMAGE,
   IMAGE_BASE64,
 } from './attachments-workload.js';
-import { storeWithPrefix } from './helpers.js';
+import { storeWithPrefix, turnModel } from './helpers.js';
 
 const CHILD = fileURLToPath(new URL('./attachments-child.ts', import.meta.url));
 
@@ -129,4 +135,77 @@ describe('attachments in a durable run', () => {
     const again = await cut.read(ATTACHMENT_RUN_ID);
     expect(occurrences(JSON.stringify(again), IMAGE_BASE64)).toBe(1);
   }, 60_000);
+
+  it('resumes a journal written before attachments were journaled once (bytes inline in every entry)', async () => {
+    const store = memoryStore();
+    const full = await attachmentChain(attachmentModel()).invoke(ATTACHMENT_INPUT, {
+      runId: ATTACHMENT_RUN_ID,
+      store,
+    });
+    const entries = (await store.read(ATTACHMENT_RUN_ID)) ?? [];
+    const old = inlined(entries);
+    expect(occurrences(JSON.stringify(old), IMAGE_BASE64)).toBe(3);
+    expect(JSON.stringify(old)).not.toContain('"$sc":"attachment"');
+    const lastRequest = old.findLastIndex(
+      (entry) => entry.type === 'request' && entry.effect === 'callModel',
+    );
+    const cut = await storeWithPrefix(ATTACHMENT_RUN_ID, old, lastRequest + 1);
+    const resumed = await attachmentChain(attachmentModel()).resume(ATTACHMENT_RUN_ID, {
+      store: cut,
+    });
+    expect(resumed.text).toBe(EXPECTED_ANSWER);
+    expect(resumed.transcript).toEqual(full.transcript);
+  });
+
+  it('lists a waiting call whose arguments hold an attachment, its bytes read from the journal', async () => {
+    const store = memoryStore();
+    let listed: unknown;
+    const upload = defineTool({
+      name: 'upload',
+      description: 'Uploads a file',
+      input: z.object({ mediaType: z.string(), data: z.string(), name: z.string() }),
+      needsApproval: true,
+      execute: async ({ name }) => `uploaded ${name}`,
+    });
+    const model: LanguageModel = turnModel([
+      { calls: [{ id: 'u1', name: 'upload', arguments: { ...IMAGE } }] },
+      { text: 'uploaded' },
+    ]);
+    const result = await createChain({ model, tools: [upload] }).invoke(ATTACHMENT_INPUT, {
+      runId: 'approve-attachment',
+      store,
+      approve: async () => {
+        listed = await approvals(store).list('approve-attachment');
+        return true;
+      },
+    });
+    expect(result.text).toBe('uploaded');
+    expect(listed).toMatchObject([{ callId: 'u1', tool: 'upload', arguments: { ...IMAGE } }]);
+    const entries = (await store.read('approve-attachment')) ?? [];
+    expect(occurrences(JSON.stringify(entries), IMAGE_BASE64)).toBe(1);
+  });
 });
+
+/** `entries` as a journal of the first attachments release held them: bytes inline everywhere. */
+function inlined(entries: readonly JournalEntry[]): JournalEntry[] {
+  const bytes = AttachmentBytes.of(entries);
+  const again = (json: unknown) => encode(bytes.decode(json));
+  return entries.flatMap((entry): JournalEntry[] => {
+    switch (entry.type) {
+      case 'attachment':
+        return [];
+      case 'start': {
+        const { attachments: _bytes, ...start } = entry;
+        return [{ ...start, input: again(entry.input) }];
+      }
+      case 'result':
+        return [{ ...entry, result: again(entry.result) }];
+      case 'answer':
+        return [{ ...entry, event: again(entry.event) }];
+      case 'approval':
+        return [{ ...entry, arguments: again(entry.arguments) }];
+      default:
+        return [entry];
+    }
+  });
+}
