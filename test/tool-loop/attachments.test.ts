@@ -1,7 +1,14 @@
 // A tool loop whose tool returns toolOutput(output, attachments): the records keep the
 // attachments, the planner reads what they are (never their base64), and the responder model
 // is sent them in a user message naming the action result each came with.
-import { attachment, createChain, createToolLoop, defineTool, toolOutput } from 'statecraft';
+import {
+  attachment,
+  createChain,
+  createToolLoop,
+  defineTool,
+  memoryStore,
+  toolOutput,
+} from 'statecraft';
 import { ScriptedModel } from 'statecraft/testing';
 import { toolExecutionRecordSchema } from 'statecraft/tool-loop';
 import { describe, expect, it } from 'vitest';
@@ -93,5 +100,39 @@ describe('a tool loop with tools that return attachments', () => {
       attachments: [{ mediaType: 'png', data: 'x' }],
     };
     expect(toolExecutionRecordSchema.safeParse(record).success).toBe(false);
+  });
+
+  it('a durable loop journals them once and a resume rebuilds the records', async () => {
+    const script = () =>
+      new ScriptedModel([
+        { text: plan('screenshot', 'screenshot') },
+        { text: plan('screenshot') },
+        { text: done },
+        { text: 'Three screens.' },
+      ]);
+    const store = memoryStore();
+    const first = await createToolLoop({ model: script(), tools: [screenshot] }).invoke('Look', {
+      runId: 'loop-attachments',
+      store,
+    });
+    const entries = (await store.read('loop-attachments')) ?? [];
+    expect(JSON.stringify(entries).split(png.data as string).length - 1).toBe(1);
+    // Crashed after the second round's records, before the next plan was answered.
+    const cut = memoryStore();
+    const lastPlan = entries.findLastIndex(
+      (entry) => entry.type === 'request' && entry.effect === 'plan',
+    );
+    for (const entry of entries.slice(0, lastPlan + 1)) await cut.append('loop-attachments', entry);
+    const replayed = new ScriptedModel([{ text: done }, { text: 'Three screens.' }]);
+    const resumed = await createToolLoop({ model: replayed, tools: [screenshot] }).resume(
+      'loop-attachments',
+      {
+        store: cut,
+      },
+    );
+    expect(resumed.answer).toBe(first.answer);
+    expect(resumed.toolLogs.map((record) => record.attachments)).toEqual([[png], [png], [png]]);
+    const respond = replayed.requests.at(-1)?.messages.toArray().at(-1);
+    expect(respond?.role === 'user' && respond.attachments).toEqual([png, png, png]);
   });
 });
