@@ -1,3 +1,4 @@
+import { aiSdkRows } from './ai-sdk.js';
 import { chainRun, concurrentToolsRows } from './chain.js';
 import { compileCostRows } from './compile-cost.js';
 import { durableRows } from './durable.js';
@@ -16,6 +17,13 @@ console.log(`statecraft bench — Node ${process.version}, ${process.platform}/$
 printTable('Import time: a fresh process loading the package', await importTimeRows());
 // `npm run bench -- import`: only the import-time table, for iterating on what the root loads.
 if (process.argv.includes('import')) process.exit(0);
+const AI_SDK_TITLE =
+  'AI SDK models (issue 26): a chain step through fromAiSdk against statecraft/openai';
+// `npm run bench -- ai-sdk`: only the AI SDK table (after the import times, always printed).
+if (process.argv.includes('ai-sdk')) {
+  printTable(AI_SDK_TITLE, await aiSdkRows());
+  process.exit(0);
+}
 printTable('Compile pipeline (SPEC P4): cost per turn as runs grow', await compileCostRows());
 printTable('Scans over model output (SPEC Q1): linear in the answer', await linearScanRows());
 
@@ -43,3 +51,4 @@ printTable(
   "Type-checking an app (issue 24): what statecraft's types cost tsc",
   await typeCostRows(),
 );
+printTable(AI_SDK_TITLE, await aiSdkRows());

@@ -1,22 +1,9 @@
 import { InputError } from './errors.js';
+import type { Attachment } from './messages.js';
 
-/**
- * An image or a file that goes to the model with a user message or a tool result: its bytes
- * (base64 text, so a transcript stays JSON and a durable journal can hold it) or a URL, its
- * media type, and an optional name. Images are the attachments whose media type is `image/…`;
- * every other type is a file (a PDF, a CSV, audio…). Adapters map them to each provider's
- * parts; a provider that cannot take a type says so with a clear error rather than dropping it.
- */
-export interface Attachment {
-  /** `image/png`, `application/pdf`, `text/csv`… */
-  readonly mediaType: string;
-  /** The bytes, base64-encoded (no `data:` prefix). Exactly one of `data` and `url` is set. */
-  readonly data?: string;
-  /** An `https:` URL the provider fetches (adapters download it when the provider cannot). */
-  readonly url?: string;
-  /** A file name, for providers and viewers that show one (`report.pdf`). */
-  readonly name?: string;
-}
+// The Attachment type lives with the messages that carry it (messages.ts); this module makes
+// and reads them.
+export type { Attachment };
 
 /** What `attachment()` takes: bytes, base64 text or a URL (a `data:` URL is read as bytes). */
 export type AttachmentSource =

@@ -1,5 +1,22 @@
-import type { Attachment } from './attachments.js';
 import { randomUUID } from './lazy-crypto.js';
+
+/**
+ * An image or a file that goes to the model with a user message or a tool result: its bytes
+ * (base64 text, so a transcript stays JSON and a durable journal can hold it) or a URL, its
+ * media type, and an optional name. Images are the attachments whose media type is `image/…`;
+ * every other type is a file (a PDF, a CSV, audio…). Adapters map them to each provider's
+ * parts; a provider that cannot take a type says so with a clear error rather than dropping it.
+ */
+export interface Attachment {
+  /** `image/png`, `application/pdf`, `text/csv`… */
+  readonly mediaType: string;
+  /** The bytes, base64-encoded (no `data:` prefix). Exactly one of `data` and `url` is set. */
+  readonly data?: string;
+  /** An `https:` URL the provider fetches (adapters download it when the provider cannot). */
+  readonly url?: string;
+  /** A file name, for providers and viewers that show one (`report.pdf`). */
+  readonly name?: string;
+}
 
 /**
  * A call the model asked for. `arguments` is the parsed JSON value the provider sent.

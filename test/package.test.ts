@@ -289,6 +289,9 @@ describe('the built package', () => {
     expect(await loaded('statecraft/mcp')).toEqual(['@modelcontextprotocol/sdk']);
     expect(await loaded('statecraft/otel', withOtel)).toEqual(['@opentelemetry/api']);
     expect(await loaded('statecraft/restate', withOtel)).toEqual(['@restatedev/restate-sdk']);
+    // The UI message stream is plain JSON, and the AI SDK's model specification is written
+    // out, not imported: `ai` and `@ai-sdk/*` stay the app's choice.
+    expect(await loaded('statecraft/ai-sdk', [...withOtel, 'ai', '@ai-sdk/provider'])).toEqual([]);
   }, 120_000);
 
   // What a chain does not need loads at first use: a plain `import('statecraft')` leaves the

@@ -38,6 +38,7 @@ export const aboveMachines: readonly string[] = [
   'src/runnable',
   'src/tool-calls',
   'src/tool-loop',
+  'src/ui-stream',
   'src/viewer',
   'src/viz',
 ];

@@ -1,4 +1,6 @@
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { type LanguageModel, Transcript, userMessage } from 'statecraft';
+import { fromAiSdk } from 'statecraft/ai-sdk';
 import { AnthropicModel } from 'statecraft/anthropic';
 import { GeminiModel } from 'statecraft/gemini';
 import type { ModelRequest } from 'statecraft/model';
@@ -23,6 +25,11 @@ export interface ProviderUnderTest {
   readonly streamWithoutUsage: string;
   /** The first event of a stream, after which it stalls. */
   readonly streamHead: string;
+  /**
+   * What a non-streamed answer that stalls fails with, when not the idle timeout's words:
+   * an AI SDK model reads its own body, so `fromAiSdk` bounds the call whole (`timeoutMs`).
+   */
+  readonly stalledAnswer?: (ms: number) => RegExp;
 }
 
 export const ask: ModelRequest = { messages: Transcript.from([userMessage('Hello?')]) };
@@ -172,5 +179,24 @@ export const PROVIDERS: readonly ProviderUnderTest[] = [
     missing: /candidates/,
     streamWithoutUsage: sse([geminiChunk('H'), geminiChunk('i', 'STOP')]),
     streamHead: sse([geminiChunk('H')]),
+  },
+  {
+    name: 'AI SDK openai-compatible',
+    make: (url, idleTimeoutMs) =>
+      fromAiSdk(createOpenAICompatible({ name: 'local', baseURL: `${url}/v1`, apiKey: 'k' })('m'), {
+        idleTimeoutMs,
+        timeoutMs: idleTimeoutMs,
+      }),
+    answerWithoutUsage: {
+      id: 'c1',
+      object: 'chat.completion',
+      model: 'm',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'Hi' }, finish_reason: 'stop' }],
+    },
+    answerWithoutContent: { id: 'c1', object: 'chat.completion', model: 'm' },
+    missing: /choices/,
+    streamWithoutUsage: `${sse([chatChunk({ content: 'Hi' }, null), chatChunk({}, 'stop')])}data: [DONE]\n\n`,
+    streamHead: sse([chatChunk({ role: 'assistant', content: 'H' }, null)]),
+    stalledAnswer: (ms) => new RegExp(`no answer within ${ms} ms \\(timeoutMs\\)`),
   },
 ];

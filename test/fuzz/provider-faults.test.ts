@@ -34,6 +34,9 @@ interface Fault {
 }
 
 const idle: Outcome = { error: { retryable: true, message: new RegExp(`idle for ${IDLE_MS} ms`) } };
+/** A non-streamed answer that stalls: idle, or the adapter's own bound on a whole answer. */
+const stalled = (p: (typeof PROVIDERS)[number]): Outcome =>
+  p.stalledAnswer ? { error: { retryable: true, message: p.stalledAnswer(IDLE_MS) } } : idle;
 const notJson: Outcome = { error: { retryable: true, message: /not JSON/ } };
 
 const FAULTS: readonly Fault[] = [
@@ -41,7 +44,7 @@ const FAULTS: readonly Fault[] = [
     name: 'stall after headers',
     call: 'generate',
     answer: () => ({ body: '', stallAfter: 0 }),
-    outcome: () => idle,
+    outcome: stalled,
   },
   {
     name: 'stall after headers',
@@ -53,7 +56,7 @@ const FAULTS: readonly Fault[] = [
     name: 'stall mid-body',
     call: 'generate',
     answer: (p) => ({ body: JSON.stringify(p.answerWithoutUsage), stallAfter: 12 }),
-    outcome: () => idle,
+    outcome: stalled,
   },
   {
     name: 'stall mid-stream',

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { FROM_AI_SDK_OPTIONS } from '../../adapters/models/ai-sdk.js';
 import { ANTHROPIC_MODEL_OPTIONS } from '../../adapters/models/anthropic.js';
 import { GEMINI_MODEL_OPTIONS } from '../../adapters/models/gemini/options.js';
 import { OPENAI_RESPONSES_OPTIONS } from '../../adapters/models/openai/client-options.js';
@@ -26,6 +27,7 @@ import { MEMORY_OPTIONS } from '../../src/runnable/memory.js';
 import { RETRY_OPTIONS } from '../../src/runnable/retry-run.js';
 import { RUN_CONFIG } from '../../src/runnable/run-config-check.js';
 import { TOOL_LOOP_OPTIONS } from '../../src/tool-loop/options.js';
+import { UI_MESSAGE_STREAM_OPTIONS } from '../../src/ui-stream/to-ui-message-stream.js';
 import { VIEWER_OPTIONS } from '../../src/viewer/server.js';
 
 // Every options object described in src/ or adapters/ (`describeOptions(`) has an option table
@@ -64,6 +66,7 @@ const APPROVALS = 'docs/approvals-and-budgets.md';
 const SEEING = 'docs/viewer-and-cli.md';
 const RESTATE = 'docs/restate.md';
 const COMPOSITION = 'docs/composition.md';
+const AI_SDK = 'docs/ai-sdk.md';
 
 function entry(
   description: Description,
@@ -90,6 +93,7 @@ const DOCUMENTED: readonly Documented[] = [
   entry(OPENAI_COMPATIBLE_OPTIONS, 'OPENAI_COMPATIBLE_OPTIONS', MODELS, 'OpenAI', { table: 1 }),
   entry(ANTHROPIC_MODEL_OPTIONS, 'ANTHROPIC_MODEL_OPTIONS', MODELS, 'Anthropic'),
   entry(GEMINI_MODEL_OPTIONS, 'GEMINI_MODEL_OPTIONS', MODELS, 'Gemini'),
+  entry(FROM_AI_SDK_OPTIONS, 'FROM_AI_SDK_OPTIONS', AI_SDK, 'Any AI SDK provider as a model'),
   entry(SCRIPTED_MODEL_OPTIONS, 'SCRIPTED_MODEL_OPTIONS', TESTING, 'ScriptedModel'),
   entry(STORE_OPTIONS, 'STORE_OPTIONS', DURABLE, 'The API and the stores'),
   entry(APPROVALS_OPTIONS, 'APPROVALS_OPTIONS', APPROVALS, 'Reasons, parking, streams'),
@@ -105,6 +109,12 @@ const DOCUMENTED: readonly Documented[] = [
   entry(LOCAL_RESTATE_OPTIONS, 'LOCAL_RESTATE_OPTIONS', RESTATE, 'startLocalRestate'),
   entry(MEMORY_OPTIONS, 'MEMORY_OPTIONS', COMPOSITION, 'Memory and retries'),
   entry(RETRY_OPTIONS, 'RETRY_OPTIONS', COMPOSITION, 'Memory and retries', { table: 1 }),
+  entry(
+    UI_MESSAGE_STREAM_OPTIONS,
+    'UI_MESSAGE_STREAM_OPTIONS',
+    AI_SDK,
+    'Approvals from the browser',
+  ),
 ];
 
 /** Descriptions with no table of their own, and why. */
