@@ -1,3 +1,4 @@
+import { attachmentChars } from '../src/compile/attachment-tokens.js';
 import type { PromptContract } from '../src/compile/convert-to-llm-request.js';
 import type { ContextMutation } from '../src/compile/mutations.js';
 import { costOf, type ModelPrice } from '../src/cost.js';
@@ -96,7 +97,11 @@ function callsChars(calls: readonly ToolCall[]): number {
 
 function resultChars(result: ToolResult): number {
   const output = result.success ? result.output : result.error;
-  return result.name.length + (typeof output === 'string' ? output.length : jsonChars(output));
+  return (
+    result.name.length +
+    (typeof output === 'string' ? output.length : jsonChars(output)) +
+    attachmentChars(result.attachments)
+  );
 }
 
 /** The characters a message sends. */
@@ -106,6 +111,8 @@ export function messageChars(message: Message): number {
       return message.content.length + callsChars(message.toolCalls);
     case 'tool':
       return resultChars(message);
+    case 'user':
+      return message.content.length + attachmentChars(message.attachments);
     default:
       return message.content.length;
   }
@@ -121,6 +128,7 @@ export function mutationChars(mutation: ContextMutation): number | undefined {
     case 'toolCancelled':
       return mutation.toolName.length + (mutation.reason?.length ?? 0);
     case 'userMessage':
+      return mutation.content.length + attachmentChars(mutation.attachments);
     case 'systemNote':
     case 'assistantTruncated':
       return mutation.content.length;

@@ -41,6 +41,7 @@ export {
   type ApproveCallback,
   type NeedsApproval,
 } from './approvals/approval.js';
+export type { AttachmentSummary } from './attachment-summary.js';
 export { type Attachment, type AttachmentSource, attachment } from './attachments.js';
 export {
   type Chain,
@@ -88,6 +89,7 @@ export type { DurableActorInput, DurableRunOptions } from './host/durable-run.js
 export {
   type ApprovedCall,
   formatRunDetails,
+  type ModelCallAttachment,
   type ModelCallDetail,
   type RunDetails,
   type ToolCallDetail,

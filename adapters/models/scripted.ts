@@ -1,6 +1,7 @@
 import { AbortError, ConfigError, ModelError } from '../../src/errors.js';
 import {
   generateToolCallId,
+  type Message,
   parseToolArguments,
   type ToolCall,
   toolResultText,
@@ -195,7 +196,8 @@ export class ScriptedModel implements LanguageModel {
             `The request ended with a ${last ? `${last.role} message` : 'empty transcript'}` +
             (last && 'content' in last && last.content
               ? `: ${JSON.stringify(last.content.slice(0, 120))}`
-              : ''),
+              : '') +
+            attachedText(last),
         );
       }
     }
@@ -301,4 +303,15 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
     }, ms);
     signal?.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/** ` (with 2 attachments: image/png screen.png, application/pdf)`, or '' when none. */
+function attachedText(message: Message | undefined): string {
+  const attachments =
+    message && (message.role === 'user' || message.role === 'tool')
+      ? message.attachments
+      : undefined;
+  if (!attachments?.length) return '';
+  const each = attachments.map((a) => (a.name ? `${a.mediaType} ${a.name}` : a.mediaType));
+  return ` (with ${attachments.length} attachment(s): ${each.join(', ')})`;
 }

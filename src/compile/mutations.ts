@@ -1,3 +1,4 @@
+import type { Attachment } from '../attachments.js';
 import { assistantMessage, type Message, type ToolCall, type ToolResult } from '../messages.js';
 
 /**
@@ -33,6 +34,8 @@ export interface ToolResultMutation {
 export interface UserMessageMutation {
   readonly type: 'userMessage';
   readonly content: string;
+  /** Images and files sent with it (`attachment()`); absent when none. */
+  readonly attachments?: readonly Attachment[];
 }
 
 /**
@@ -124,8 +127,10 @@ export const mutate = {
   toolResult(result: ToolResult): ToolResultMutation {
     return { type: 'toolResult', result };
   },
-  userMessage(content: string): UserMessageMutation {
-    return { type: 'userMessage', content };
+  userMessage(content: string, attachments?: readonly Attachment[]): UserMessageMutation {
+    return attachments?.length
+      ? { type: 'userMessage', content, attachments }
+      : { type: 'userMessage', content };
   },
   systemNote(content: string): SystemNoteMutation {
     return { type: 'systemNote', content };

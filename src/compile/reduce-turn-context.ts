@@ -113,7 +113,7 @@ function applyMutation(
     case 'toolCancelled':
       return appendCancellation(transcript, mutation);
     case 'userMessage':
-      return checkedAppend(transcript, userMessage(mutation.content));
+      return checkedAppend(transcript, userMessage(mutation.content, mutation.attachments));
     case 'systemNote':
       return checkedAppend(transcript, systemMessage(mutation.content));
     case 'contextReplace':

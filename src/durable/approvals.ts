@@ -5,8 +5,8 @@ import { StatecraftError } from '../errors.js';
 import { type Describes, describeOptions } from '../options/describe.js';
 import { integer } from '../options/kinds.js';
 import { OptionProblems } from '../options/problems.js';
+import { AttachmentBytes } from './attachment-bytes.js';
 import { bounded, DEFAULT_STORE_TIMEOUT_MS } from './bounded.js';
-import { decode } from './codec.js';
 import { isStartEntry, type JournalEntry, type RunKind } from './journal-entry.js';
 import { JournalError } from './journal-error.js';
 import { isApprovalEntry, isDecisionEntry } from './run-entries.js';
@@ -290,6 +290,8 @@ function approvalsOf(
   const kind: RunKind = start && isStartEntry(start) ? start.kind : 'chain';
   const waiting = new Map<string, PendingApproval>();
   const asked = new Set<string>();
+  // Arguments may hold attachments, journaled once elsewhere in the run (attachment-bytes.ts).
+  const bytes = AttachmentBytes.of(entries);
   for (const entry of entries) {
     if (isApprovalEntry(entry)) {
       asked.add(entry.callId);
@@ -298,7 +300,7 @@ function approvalsOf(
         kind,
         callId: entry.callId,
         tool: entry.tool,
-        arguments: decode(entry.arguments),
+        arguments: bytes.decode(entry.arguments),
         requestedAt: entry.at,
         ...(typeof entry.timeoutMs === 'number' && { deadline: entry.at + entry.timeoutMs }),
       });

@@ -21,6 +21,8 @@ import { errorFromPayload, errorToPayload } from './error-codec.js';
  *   Set                 {"$sc":"set","v":[item, …]}
  *   Transcript          {"$sc":"transcript","v":[message, …]}  (revived with Transcript.from)
  *   Error               {"$sc":"error","v":{name, message, …}}  (see error-codec.ts)
+ *   an attachment's bytes, kept elsewhere in the journal (only when the writer asks, below)
+ *                       {"$sc":"attachment","v":{mediaType, sha256, name?}}
  *   an object that has its own "$sc" key
  *                       {"$sc":"object","v":{…the object…}}
  *
@@ -45,11 +47,28 @@ export const TAG = '$sc';
 export interface EncodeOptions {
   /** Keep errors' `stack` (default true). requestHash leaves stacks out: they differ by process. */
   readonly stacks?: boolean;
+  /**
+   * Writes an inline attachment's bytes somewhere else and names them: given the base64 of an
+   * attachment (a plain object `{ mediaType, data, name? }`, see src/attachments.ts), returns
+   * the sha256 the decoder will find them under. The run journal writes each distinct payload
+   * once this way and refers to it from every entry that holds it. Without it, bytes are
+   * written inline like any other string.
+   */
+  readonly attachmentRef?: (data: string) => string;
+}
+
+export interface DecodeOptions {
+  /** The base64 written under a sha256 by `attachmentRef`; undefined when the journal lacks it. */
+  readonly attachmentData?: (sha256: string) => string | undefined;
 }
 
 /** `value` as JSON, with tags for what plain JSON cannot hold. Throws JournalCodecError. */
 export function encode(value: unknown, options: EncodeOptions = {}): JsonValue {
-  const context: Context = { stacks: options.stacks ?? true, ancestors: new Set() };
+  const context: Context = {
+    stacks: options.stacks ?? true,
+    ancestors: new Set(),
+    attachmentRef: options.attachmentRef,
+  };
   try {
     return encodeValue(value, context) as JsonValue;
   } catch (error) {
@@ -58,18 +77,40 @@ export function encode(value: unknown, options: EncodeOptions = {}): JsonValue {
 }
 
 /** The value `encode` wrote (after any JSON round trip). Throws JournalCodecError. */
-export function decode(json: unknown): unknown {
+export function decode(json: unknown, options: DecodeOptions = {}): unknown {
+  const previous = attachmentData;
+  attachmentData = options.attachmentData;
   try {
     return decodeValue(json);
   } catch (error) {
     throw asCodecError(error, 'Cannot decode the journaled value at');
+  } finally {
+    attachmentData = previous;
   }
+}
+
+// The decoder's resolver for `attachment` tags, for the one synchronous decode under way (set
+// and restored around it, so the walk's many functions need not pass it down).
+let attachmentData: DecodeOptions['attachmentData'];
+
+const ATTACHMENT_KEYS: ReadonlySet<string> = new Set(['mediaType', 'data', 'name']);
+
+/**
+ * True for what `attachment()` makes with inline bytes: only `mediaType`, `data` and maybe
+ * `name`, all strings. Any plain object of that shape decodes back equal (a plain object with
+ * the same keys), so recognising a user's look-alike is harmless.
+ */
+function isInlineAttachment(record: Record<string, unknown>): boolean {
+  if (typeof record.mediaType !== 'string' || typeof record.data !== 'string') return false;
+  if (record.name !== undefined && typeof record.name !== 'string') return false;
+  return Object.keys(record).every((key) => ATTACHMENT_KEYS.has(key));
 }
 
 interface Context {
   readonly stacks: boolean;
   /** Objects on the path from the root to here: meeting one again is a cycle. */
   readonly ancestors: Set<object>;
+  readonly attachmentRef: EncodeOptions['attachmentRef'];
 }
 
 /** A failure deep in the walk; each level prepends its segment on the way out. */
@@ -123,8 +164,18 @@ function encodeValue(value: unknown, context: Context): unknown {
 function encodeObject(object: object, context: Context): unknown {
   if (Array.isArray(object)) return encodeArray(object, context);
   const proto = Object.getPrototypeOf(object);
-  if (proto === Object.prototype || proto === null)
-    return encodeRecord(object as Record<string, unknown>, context);
+  if (proto === Object.prototype || proto === null) {
+    const record = object as Record<string, unknown>;
+    if (context.attachmentRef && isInlineAttachment(record)) {
+      const sha256 = context.attachmentRef(record.data as string);
+      return tag('attachment', {
+        mediaType: record.mediaType,
+        sha256,
+        ...(record.name !== undefined && { name: record.name }),
+      });
+    }
+    return encodeRecord(record, context);
+  }
   if (object instanceof Transcript)
     return tag('transcript', encodeArray(object.toArray(), context, true));
   if (object instanceof Error) {
@@ -283,6 +334,8 @@ function decodeTag(record: Record<string, unknown>): unknown {
         break;
       case 'error':
         return errorFromPayload(payload, (v, segment) => within(segment, () => decodeValue(v)));
+      case 'attachment':
+        return decodeAttachment(payload);
       case 'object':
         if (typeof payload === 'object' && payload !== null && !Array.isArray(payload))
           return decodeRecord(payload as Record<string, unknown>, true);
@@ -297,6 +350,22 @@ function decodeTag(record: Record<string, unknown>): unknown {
     throw new Refusal(`a malformed "${String(name)}" tag: ${(error as Error).message}`);
   }
   throw new Refusal(`a malformed "${String(name)}" tag: ${JSON.stringify(payload)}`);
+}
+
+function decodeAttachment(payload: unknown): Record<string, unknown> {
+  const { mediaType, sha256, name } = (payload ?? {}) as Record<string, unknown>;
+  if (
+    typeof mediaType !== 'string' ||
+    typeof sha256 !== 'string' ||
+    (name !== undefined && typeof name !== 'string')
+  )
+    throw new Refusal(`a malformed "attachment" tag: ${JSON.stringify(payload)}`);
+  const data = attachmentData?.(sha256);
+  if (data === undefined)
+    throw new Refusal(
+      `an attachment's bytes (sha256 ${sha256.slice(0, 12)}…) are not in the journal (a truncated or edited journal?)`,
+    );
+  return { mediaType, data, ...(name !== undefined && { name }) };
 }
 
 /** Runs `walk` one level down, naming `segment` in any refusal. */

@@ -29,6 +29,11 @@ export interface StartEntry extends JournalEntry {
   /** Epoch milliseconds; deadlines are computed from it, so a resumed run keeps its clock. */
   readonly startedAt: number;
   readonly input: unknown;
+  /**
+   * The base64 bytes of the input's attachments by sha256, which `input` (and later entries)
+   * refer to with `attachment` tags; absent when the input has none.
+   */
+  readonly attachments?: Readonly<Record<string, string>>;
 }
 
 /** The last entry of a finished run. A run without one is still running (or crashed). */

@@ -17,6 +17,9 @@ import type { JournalEntry } from './journal-entry.js';
 //            when the machine takes it: the first decision is the one that counts.
 //   abort    the run was aborted from outside (ABORT).
 //   timer    a deadline fired (`maxExecutionTime`, the tool loop's `timeout`).
+//   attachment the base64 bytes of an image or file that a later entry refers to by sha256
+//            (an `attachment` tag, codec.ts); each distinct payload is written once, before
+//            the first entry that refers to it. The run's input's are in its start entry.
 
 export interface RequestEntry extends JournalEntry {
   readonly type: 'request';
@@ -85,6 +88,14 @@ export interface TimerEntry extends JournalEntry {
   readonly name: string;
 }
 
+export interface AttachmentEntry extends JournalEntry {
+  readonly type: 'attachment';
+  /** sha256, in hex, of `data`. */
+  readonly sha256: string;
+  /** Base64. */
+  readonly data: string;
+}
+
 /** What reaches the machine from outside its effects: replayed in journal order. */
 export type ExternalEntry = AbortEntry | TimerEntry;
 
@@ -133,6 +144,12 @@ export function isDecisionEntry(entry: JournalEntry): entry is DecisionEntry {
     has(entry, 'seq', 'number') &&
     has(entry, 'callId', 'string') &&
     typeof entry.approved === 'boolean'
+  );
+}
+
+export function isAttachmentEntry(entry: JournalEntry): entry is AttachmentEntry {
+  return (
+    entry.type === 'attachment' && has(entry, 'sha256', 'string') && has(entry, 'data', 'string')
   );
 }
 

@@ -1,7 +1,8 @@
 import type { ApprovalDecision, ApprovalRequest } from '../approvals/approval.js';
 import { AbortError } from '../errors.js';
 import type { JsonValue } from '../viz/to-json.js';
-import { decode, encode } from './codec.js';
+import { AttachmentBytes } from './attachment-bytes.js';
+import { encode } from './codec.js';
 import {
   type ConfigFields,
   configChanges,
@@ -26,6 +27,7 @@ import {
   type ExternalEntry,
   isAnswerEntry,
   isApprovalEntry,
+  isAttachmentEntry,
   isCallEntry,
   isDecisionEntry,
   isExternalEntry,
@@ -149,6 +151,8 @@ export class RunJournal {
   /** The run's input (decoded from the start entry). */
   readonly input: unknown;
   readonly #store: JournalStore;
+  /** Every attachment payload the journal holds, by sha256: each is written once. */
+  readonly #bytes: AttachmentBytes;
   /** The entries written before this process took the run over; replayed, then done with. */
   readonly #prior: readonly JournalEntry[];
   #pos: number;
@@ -187,7 +191,9 @@ export class RunJournal {
     start: StartEntry,
     prior: readonly JournalEntry[],
     input: unknown,
+    bytes: AttachmentBytes,
   ) {
+    this.#bytes = bytes;
     this.#store = store;
     this.#guard = guard;
     this.runId = start.runId;
@@ -200,19 +206,27 @@ export class RunJournal {
 
   /** Starts a run's journal. A run id the store holds already is a JournalError `run-exists`. */
   static async begin(store: JournalStore, start: RunJournalStart): Promise<RunJournal> {
+    // The input's attachment bytes go in the start entry itself, so that it stands alone
+    // (a crash right after it leaves a readable run); later entries refer to them.
+    const bytes = new AttachmentBytes();
+    const input = encode(start.input, { attachmentRef: (data) => bytes.ref(data) });
+    const payloads = bytes.takeNew();
     const entry: StartEntry = {
       type: 'start',
       version: JOURNAL_FORMAT_VERSION,
       runId: start.runId,
       kind: start.kind,
       startedAt: Date.now(),
-      input: encode(start.input),
+      input,
+      ...(payloads.length > 0 && {
+        attachments: Object.fromEntries(payloads.map((p) => [p.sha256, p.data])),
+      }),
       configHash: requestHash(start.config),
       configFields: configFields(start.fields ?? start.config),
     };
     const guard = new StoreGuard(store, start.runId);
     await guard.guard(() => store.append(start.runId, entry), 'starting the run');
-    const journal = new RunJournal(store, guard, entry, [entry], start.input);
+    const journal = new RunJournal(store, guard, entry, [entry], start.input, bytes);
     journal.#release = await journal.#acquired();
     return journal;
   }
@@ -307,7 +321,16 @@ export class RunJournal {
         ...(journaled && { changes: configChanges(journaled, now) }),
       });
     }
-    const journal = new RunJournal(store, guard, start, entries, decode(start.input));
+    // Attachment entries hold bytes other entries refer to: known up front, not replayed.
+    const bytes = AttachmentBytes.of(entries);
+    const journal = new RunJournal(
+      store,
+      guard,
+      start,
+      entries.filter((entry) => !isAttachmentEntry(entry)),
+      bytes.decode(start.input),
+      bytes,
+    );
     journal.#fields = now;
     journal.#journaledFields = journaled;
     return journal;
@@ -491,7 +514,11 @@ export class RunJournal {
       if (isApprovalEntry(next) && next.seq === seq) {
         approvals.push({
           kind: 'requested',
-          request: { callId: next.callId, tool: next.tool, arguments: decode(next.arguments) },
+          request: {
+            callId: next.callId,
+            tool: next.tool,
+            arguments: this.#bytes.decode(next.arguments),
+          },
           at: next.at,
           ...(next.timeoutMs !== undefined && { timeoutMs: next.timeoutMs }),
         });
@@ -505,7 +532,7 @@ export class RunJournal {
         calls.delete(next.callId);
         calls.set(next.callId, {
           callId: next.callId,
-          result: decode(next.result),
+          result: this.#bytes.decode(next.result),
           finished: true,
           ...(next.executor !== undefined && { executor: next.executor }),
           ...(next.ms !== undefined && { ms: next.ms }),
@@ -517,7 +544,7 @@ export class RunJournal {
     let ms: number | undefined;
     for (let next = this.#prior[this.#pos]; next; next = this.#prior[++this.#pos]) {
       if (!isAnswerEntry(next) || next.seq !== seq) break;
-      answers.push(decode(next.event));
+      answers.push(this.#bytes.decode(next.event));
       ms = next.ms;
     }
     if (answers.length > 0)
@@ -625,12 +652,17 @@ export class RunJournal {
    * JournalCodecError naming the path. The answer itself still reaches the machine.
    */
   #encoded(value: unknown): JsonValue | undefined {
+    let encoded: JsonValue;
     try {
-      return encode(value);
+      encoded = encode(value, { attachmentRef: (data) => this.#bytes.ref(data) });
     } catch (error) {
       this.#fail(error);
       return undefined;
     }
+    // New payloads go first: appends complete in call order, so an entry that refers to
+    // bytes is never on disk without them.
+    for (const entry of this.#bytes.takeNew()) void this.#write(entry).catch(() => {});
+    return encoded;
   }
 
   /** The journal can take nothing more: the first failure is the one the run ends with. */

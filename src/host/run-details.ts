@@ -1,4 +1,9 @@
 import type { ApprovalDecision, ApprovalRequest } from '../approvals/approval.js';
+import {
+  type AttachmentSummary,
+  attachmentsOf,
+  summarizeAttachment,
+} from '../attachment-summary.js';
 import { costOf, type ModelPrice } from '../cost.js';
 import type { Message, ToolCall, ToolResult } from '../messages.js';
 import type { ModelRequest, ModelResponse } from '../model/language-model.js';
@@ -22,6 +27,11 @@ export interface ModelCallDetail {
     readonly messages: readonly Message[];
     readonly tools: readonly string[];
     readonly responseFormat?: ModelRequest['responseFormat'];
+    /**
+     * The images and files the messages carry, by message (its index in `messages`), without
+     * their bytes; absent when there are none. The messages hold them whole, as sent.
+     */
+    readonly attachments?: readonly ModelCallAttachment[];
   };
   /** Undefined when the call failed. */
   readonly response?: ModelResponse;
@@ -35,10 +45,18 @@ export interface ModelCallDetail {
   readonly possiblyRepeated?: true;
 }
 
+/** An attachment a model call sent, and the message that carried it. */
+export interface ModelCallAttachment extends AttachmentSummary {
+  /** Index in the request's messages. */
+  readonly message: number;
+}
+
 export interface ToolCallDetail {
   readonly index: number;
   readonly call: ToolCall;
   readonly result: ToolResult;
+  /** The images and files the result carries, without their bytes; absent when none. */
+  readonly attachments?: readonly AttachmentSummary[];
   /** `local`, or the name of the remote executor that ran it. */
   readonly executor: string;
   readonly startedAtMs: number;
@@ -244,6 +262,9 @@ export class RunRecorder {
       call,
       result,
       executor,
+      ...(result.attachments?.length && {
+        attachments: result.attachments.map(summarizeAttachment),
+      }),
       startedAtMs: round(startedAt - this.#start),
       latencyMs: round(endedAt - startedAt),
       ...resumed,
@@ -264,14 +285,24 @@ export class RunRecorder {
   details(): RunDetails {
     const modelCalls = [...this.#modelCalls]
       .sort((a, b) => a.index - b.index)
-      .map(({ request, ...call }) => ({
-        ...call,
-        request: {
-          messages: request.messages.toArray(),
-          tools: (request.tools ?? []).map((tool) => tool.name),
-          ...(request.responseFormat && { responseFormat: request.responseFormat }),
-        },
-      }));
+      .map(({ request, ...call }) => {
+        const messages = request.messages.toArray();
+        const attachments = messages.flatMap((message, index) =>
+          attachmentsOf(message).map((attachment) => ({
+            message: index,
+            ...summarizeAttachment(attachment),
+          })),
+        );
+        return {
+          ...call,
+          request: {
+            messages,
+            tools: (request.tools ?? []).map((tool) => tool.name),
+            ...(request.responseFormat && { responseFormat: request.responseFormat }),
+            ...(attachments.length > 0 && { attachments }),
+          },
+        };
+      });
     const usage = modelCalls.reduce((sum, call) => addUsage(sum, call.usage), ZERO_USAGE);
     return {
       modelCalls,
@@ -324,7 +355,8 @@ export function formatRunDetails(details: RunDetails): string {
 }
 
 function modelLine(call: ModelCallDetail): string {
-  const head = `[${ms(call.startedAtMs)}] model #${call.index} ${call.purpose}: ${call.request.messages.length} message(s)`;
+  const sent = call.request.attachments ?? [];
+  const head = `[${ms(call.startedAtMs)}] model #${call.index} ${call.purpose}: ${call.request.messages.length} message(s)${sent.length ? ` with ${attachmentsLine(sent)}` : ''}`;
   if (!call.response) return `${head} → failed after ${call.latencyMs} ms: ${call.error}`;
   const { usage, finishReason, content } = call.response;
   const parts = content.map((part) =>
@@ -341,7 +373,22 @@ function toolLine(tool: ToolCallDetail): string {
     ? `✓ ${clip(JSON.stringify(result.output) ?? 'undefined')}`
     : `✗ ${clip(result.error ?? 'failed')}`;
   const dropped = tool.discarded ? ' (finished after its step was cut short: dropped)' : '';
-  return `[${ms(tool.startedAtMs)}] tool ${call.name}(${clip(JSON.stringify(call.arguments) ?? '')}) on ${tool.executor}, ${tool.latencyMs} ms ${outcome}${dropped}`;
+  const attached = tool.attachments ? ` + ${attachmentsLine(tool.attachments)}` : '';
+  return `[${ms(tool.startedAtMs)}] tool ${call.name}(${clip(JSON.stringify(call.arguments) ?? '')}) on ${tool.executor}, ${tool.latencyMs} ms ${outcome}${attached}${dropped}`;
+}
+
+/** `2 attachments (image/png screen.png 3.0 KB, application/pdf 812 B)`: never the bytes. */
+function attachmentsLine(attachments: readonly AttachmentSummary[]): string {
+  const each = attachments.map((a) =>
+    [a.mediaType, a.name, a.url ? clip(a.url, 40) : sizeText(a.size)].filter(Boolean).join(' '),
+  );
+  return `${attachments.length} attachment(s) (${each.join(', ')})`;
+}
+
+function sizeText(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }
 
 function ms(value: number): string {

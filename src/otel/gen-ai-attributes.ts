@@ -45,6 +45,12 @@ export const ATTR = {
   approvalTimedOut: 'statecraft.approval.timed_out',
   /** US dollars a model call or run cost, priced with the chain's `prices` (SPEC H3). */
   costUsd: 'statecraft.cost.usd',
+  /**
+   * Images and files a run's input, a model call's messages or a tool's result carry: how
+   * many, and their inline bytes (never the bytes themselves). Set only when there are some.
+   */
+  attachmentsCount: 'statecraft.attachments.count',
+  attachmentsBytes: 'statecraft.attachments.bytes',
 } as const;
 
 /** Our adapters' provider names as the conventions' well-known `gen_ai.provider.name` values. */

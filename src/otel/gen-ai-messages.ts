@@ -1,3 +1,5 @@
+import { attachmentsOf } from '../attachment-summary.js';
+import { type Attachment, attachmentSize } from '../attachments.js';
 import type { Message } from '../messages.js';
 import type { ModelResponse } from '../model/language-model.js';
 import { finishReason } from './gen-ai-attributes.js';
@@ -5,7 +7,9 @@ import { finishReason } from './gen-ai-attributes.js';
 // Message content in the GenAI conventions' JSON shapes (gen-ai-input-messages.json and
 // gen-ai-output-messages.json): `{ role, parts: [...] }`, text parts, `tool_call` parts and
 // `tool_call_response` parts. Recorded only with `captureContent` (it is user data), and as
-// JSON strings, since span attributes hold no nested objects.
+// JSON strings, since span attributes hold no nested objects. An attachment is a `uri` part
+// when it is a URL, and otherwise a part that says what it is and its size: the conventions'
+// `blob` part would put the base64 in the trace, which can be megabytes per message.
 
 type Part =
   | { readonly type: 'text'; readonly content: string }
@@ -15,7 +19,40 @@ type Part =
       readonly name: string;
       readonly arguments: unknown;
     }
-  | { readonly type: 'tool_call_response'; readonly id: string; readonly response: unknown };
+  | { readonly type: 'tool_call_response'; readonly id: string; readonly response: unknown }
+  | AttachmentPart;
+
+type AttachmentPart =
+  | {
+      readonly type: 'uri';
+      readonly modality: string;
+      readonly mime_type: string;
+      readonly uri: string;
+    }
+  | {
+      readonly type: 'attachment';
+      readonly modality: string;
+      readonly mime_type: string;
+      readonly name?: string;
+      readonly size: number;
+    };
+
+/** The conventions' modalities: image, video, audio; anything else is a file (a document). */
+function modality(mediaType: string): string {
+  const kind = mediaType.split('/')[0] ?? '';
+  return kind === 'image' || kind === 'video' || kind === 'audio' ? kind : 'file';
+}
+
+function attachmentPart(attachment: Attachment): AttachmentPart {
+  const common = { modality: modality(attachment.mediaType), mime_type: attachment.mediaType };
+  if (attachment.url !== undefined) return { type: 'uri', ...common, uri: attachment.url };
+  return {
+    type: 'attachment',
+    ...common,
+    ...(attachment.name !== undefined && { name: attachment.name }),
+    size: attachmentSize(attachment),
+  };
+}
 
 interface GenAiMessage {
   readonly role: string;
@@ -77,8 +114,15 @@ export function contentText(value: unknown): string {
 function genAiMessage(message: Message): GenAiMessage {
   switch (message.role) {
     case 'system':
-    case 'user':
       return { role: message.role, parts: [{ type: 'text', content: message.content }] };
+    case 'user':
+      return {
+        role: message.role,
+        parts: [
+          { type: 'text', content: message.content },
+          ...attachmentsOf(message).map(attachmentPart),
+        ],
+      };
     case 'assistant':
       return {
         role: 'assistant',
@@ -101,6 +145,7 @@ function genAiMessage(message: Message): GenAiMessage {
             id: message.toolCallId,
             response: message.success ? message.output : { error: message.error ?? 'failed' },
           },
+          ...attachmentsOf(message).map(attachmentPart),
         ],
       };
   }

@@ -8,8 +8,10 @@ import {
   type Tracer,
   trace,
 } from '@opentelemetry/api';
+import { attachmentTotals } from '../attachment-summary.js';
 import { ConfigError } from '../errors.js';
 import { isAsyncIterable } from '../host/async-iterable.js';
+import type { Message } from '../messages.js';
 import type { ModelRequest, ModelResponse } from '../model/language-model.js';
 import type {
   ObservedModelCall,
@@ -132,6 +134,7 @@ export function otelObserver(options: OtelObserverOptions = {}): RunObserver {
         attributes[ATTR.agentName] = run.name;
         const messages = captureContent ? runInputMessages(input) : undefined;
         if (messages !== undefined) attributes[ATTR.inputMessages] = messages;
+        Object.assign(attributes, attachmentAttributes(inputMessageList(input)));
       } else if (role === 'model' && run.model) {
         name = `chat ${run.model.modelId}`;
         attributes[ATTR.operationName] = 'chat';
@@ -190,6 +193,7 @@ export function otelObserver(options: OtelObserverOptions = {}): RunObserver {
         [ATTR.modelCallPurpose]: call.purpose,
         [ATTR.requestStream]: call.streamed,
         ...requestAttributes(call.request),
+        ...attachmentAttributes(call.request.messages),
       };
       if (run.sessionId !== undefined) attributes[ATTR.conversationId] = run.sessionId;
       if (captureContent)
@@ -285,6 +289,9 @@ export function otelObserver(options: OtelObserverOptions = {}): RunObserver {
       if (!span) return;
       toolSpans.delete(observed);
       const { result } = outcome;
+      if (result.attachments?.length) {
+        span.setAttributes(attachmentAttributes([{ role: 'tool', ...result }]));
+      }
       // Cancelled by its run's end (aborted, timed out): the cancellation's own error type
       // (`ABORTED`), so a trace tells a tool that was cut short from one that failed.
       if (outcome.error !== undefined) fail(span, outcome.error, captureContent);
@@ -303,6 +310,18 @@ export function otelObserver(options: OtelObserverOptions = {}): RunObserver {
       span.end(outcome.endTime);
     },
   };
+}
+
+/** `statecraft.attachments.count` and `….bytes` of what `messages` carry; {} when none. */
+function attachmentAttributes(messages: Iterable<Message>): Attributes {
+  const { count, bytes } = attachmentTotals(messages);
+  return count === 0 ? {} : { [ATTR.attachmentsCount]: count, [ATTR.attachmentsBytes]: bytes };
+}
+
+/** A run's input messages when it has them (a chain's `{ messages }`), else none. */
+function inputMessageList(input: unknown): Message[] {
+  const messages = (input as { messages?: unknown } | null | undefined)?.messages;
+  return Array.isArray(messages) ? (messages as Message[]) : [];
 }
 
 /** A model call's answer on its span: response metadata, finish reason, usage, content. */

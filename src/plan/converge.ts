@@ -1,3 +1,4 @@
+import type { Attachment } from '../attachments.js';
 import type { ToolExecutionRecord } from './records.js';
 
 /** What the loop hands to its final answer once tools have run (SPEC T8). */
@@ -8,6 +9,14 @@ export interface Convergence {
   readonly extraInstruction: string;
   /** Every record of every round, unchanged. */
   readonly toolLogs: readonly ToolExecutionRecord[];
+  /**
+   * The images and files the tools returned, under the same keys as `actionResults`: the
+   * answering model is sent them with the results. Absent when no tool returned any.
+   */
+  readonly attachments?: readonly {
+    readonly key: string;
+    readonly attachments: readonly Attachment[];
+  }[];
 }
 
 export const QUOTE_SOURCES_INSTRUCTION =
@@ -25,10 +34,8 @@ export function toActionResults(
 ): Readonly<Record<string, unknown>> {
   // A Map, then own properties: a purpose such as `__proto__` is a key like any other.
   const results = new Map<string, unknown>();
-  records.forEach((record, index) => {
-    const base = record.purpose.trim() || `tool_call_${index + 1}`;
-    let key = base;
-    for (let n = 2; results.has(key); n++) key = `${base} (${n})`;
+  actionResultKeys(records).forEach((key, index) => {
+    const record = records[index] as ToolExecutionRecord;
     results.set(
       key,
       record.success ? record.result : { error: record.error, result: record.result },
@@ -37,12 +44,31 @@ export function toActionResults(
   return Object.fromEntries(results);
 }
 
+/** Each record's key in `actionResults`, in record order. */
+function actionResultKeys(records: readonly ToolExecutionRecord[]): string[] {
+  const taken = new Set<string>();
+  return records.map((record, index) => {
+    const base = record.purpose.trim() || `tool_call_${index + 1}`;
+    let key = base;
+    for (let n = 2; taken.has(key); n++) key = `${base} (${n})`;
+    taken.add(key);
+    return key;
+  });
+}
+
 /** The convergence of a finished loop, or undefined when nothing ran: nothing is injected then. */
 export function converge(records: readonly ToolExecutionRecord[]): Convergence | undefined {
   if (records.length === 0) return undefined;
+  const keys = actionResultKeys(records);
+  const attachments = records.flatMap((record, index) =>
+    record.attachments?.length
+      ? [{ key: keys[index] as string, attachments: record.attachments }]
+      : [],
+  );
   return {
     actionResults: toActionResults(records),
     extraInstruction: QUOTE_SOURCES_INSTRUCTION,
     toolLogs: records,
+    ...(attachments.length > 0 && { attachments }),
   };
 }

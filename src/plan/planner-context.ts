@@ -1,3 +1,4 @@
+import { summarizeAttachment } from '../attachment-summary.js';
 import { type Message, systemMessage, userMessage } from '../messages.js';
 import type { ResponseFormat, ToolSpec } from '../model/language-model.js';
 import type { ToolExecutionRecord } from './records.js';
@@ -27,7 +28,24 @@ Do not repeat a call whose result is already in donePlans. Choose "response" whe
 
 /** The default planner's request: its instructions, then the round's context as JSON. */
 export function plannerMessages(context: PlannerContext): Message[] {
-  return [systemMessage(PLANNER_INSTRUCTIONS), userMessage(JSON.stringify(context, null, 2))];
+  return [
+    systemMessage(PLANNER_INSTRUCTIONS),
+    userMessage(JSON.stringify(context, attachmentsAsSummaries, 2)),
+  ];
+}
+
+/**
+ * A record's attachments as what they are (type, name, size), not their base64: a planner
+ * decides which tools to call next, and the bytes as JSON text would only cost tokens. The
+ * final response is sent them as attachments (responseMessages).
+ */
+function attachmentsAsSummaries(this: unknown, key: string, value: unknown): unknown {
+  if (key !== 'attachments' || !Array.isArray(value)) return value;
+  return value.map((item) =>
+    typeof item === 'object' && item !== null && 'mediaType' in item
+      ? summarizeAttachment(item as Parameters<typeof summarizeAttachment>[0])
+      : item,
+  );
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { Attachment } from '../attachments.js';
 import { jsonSafeOutput } from '../json-safe.js';
 import type { ToolResult } from '../messages.js';
 import type { ToolCommand } from './plan.js';
@@ -15,6 +16,11 @@ export interface ToolExecutionRecord {
   readonly result: unknown;
   /** Why the call failed; null when it succeeded. */
   readonly error: string | null;
+  /**
+   * Images and files the tool returned with its output (`toolOutput`): the final response
+   * is sent them; a planner reads only what they are (plannerMessages). Absent when none.
+   */
+  readonly attachments?: readonly Attachment[];
 }
 
 /**
@@ -32,5 +38,6 @@ export function recordOf(command: ToolCommand, result: ToolResult): ToolExecutio
     success: result.success,
     result: result.success ? result.output : null,
     error: result.success ? null : (result.error ?? `Tool '${command.toolName}' failed`),
+    ...(result.attachments?.length && { attachments: result.attachments }),
   };
 }

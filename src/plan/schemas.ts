@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { type Attachment, attachmentProblem } from '../attachments.js';
 import { normalizePlan } from './plan.js';
 
 // The tool loop's JSON as zod schemas a user can import: the plan a planner returns, what the
@@ -8,6 +9,13 @@ import { normalizePlan } from './plan.js';
 
 /** A JSON object's value, any of them: what tool arguments and results are. */
 const jsonObject = z.record(z.string(), z.unknown());
+
+/** An attachment as JSON: `{ mediaType, data | url, name? }` (see attachment()). */
+function attachmentSchema() {
+  return z.custom<Attachment>((value) => attachmentProblem(value) === undefined, {
+    message: 'an attachment must be { mediaType, data (base64) | url, name? }',
+  });
+}
 
 /** One tool call in a plan, as the loop runs it (`ToolCommand`). */
 export const toolCommandSchema = z
@@ -84,6 +92,8 @@ export const toolExecutionRecordSchema = z
     result: z.unknown(),
     /** Why it failed; null when it succeeded. */
     error: z.string().nullable(),
+    /** Images and files the tool returned (`toolOutput`); absent when none. */
+    attachments: z.array(attachmentSchema()).readonly().optional(),
   })
   .readonly()
   .refine((record) => (record.success ? record.error === null : record.error !== null), {

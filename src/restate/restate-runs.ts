@@ -1,5 +1,6 @@
 import { type Approvals, approvals } from '../durable/approvals.js';
-import { decode, encode } from '../durable/codec.js';
+import { inputOfStart } from '../durable/attachment-bytes.js';
+import { encode } from '../durable/codec.js';
 import { inputChanges } from '../durable/config-fields.js';
 import { isStartEntry } from '../durable/journal-entry.js';
 import { JournalError } from '../durable/journal-error.js';
@@ -176,7 +177,7 @@ async function assertSameRequest(
     // start entry still has the input, when the run has begun.
     const start = (await store.read(runId))?.[0];
     if (start === undefined || !isStartEntry(start)) return;
-    first = { agent, inputHash: hashesOf(decode(start.input))[0] as string };
+    first = { agent, inputHash: hashesOf(inputOfStart(start))[0] as string };
   }
   if (first.agent === agent && actualHashes.includes(first.inputHash)) return;
   throw new JournalMismatchError({
@@ -204,7 +205,7 @@ async function journaledInputChanges(
   try {
     const start = (await store.read(runId))?.[0];
     if (start === undefined || !isStartEntry(start)) return [];
-    return inputChanges(decode(start.input), input);
+    return inputChanges(inputOfStart(start), input);
   } catch {
     return [];
   }

@@ -1,3 +1,4 @@
+import { type Attachment, attachmentProblem } from '../attachments.js';
 import { isAsyncIterable } from '../host/async-iterable.js';
 import { jsonSafeOutput } from '../json-safe.js';
 import { failedToolResult, type ToolCall, type ToolResult } from '../messages.js';
@@ -35,6 +36,9 @@ export async function callRemote(
     if (result === ABORTED) return fail(`Tool '${call.name}' was cancelled.`);
     if (!isToolResult(result)) return NO_RETURN;
     const { output, success, error } = result;
+    const attachments = checkedAttachments((result as { attachments?: unknown }).attachments);
+    if (typeof attachments === 'string')
+      return fail(`Tool '${call.name}' on ${remote.name} returned ${attachments}`);
     // Only a ToolResult's own fields: anything else a remote adds would ride along unchecked.
     return {
       toolCallId: call.id,
@@ -43,12 +47,38 @@ export async function callRemote(
       output: isAsyncIterable(output) ? output : jsonSafeOutput(output),
       success,
       ...(error !== undefined && { error: errorText(error) }),
+      ...(attachments.length > 0 && { attachments }),
     };
   } catch (error) {
     return fail(
       `Tool '${call.name}' failed on ${remote.name}: ${error instanceof Error ? error.message : String(error)}`,
     );
   }
+}
+
+/**
+ * A remote's attachments, checked as any JSON from outside is (attachmentProblem) and copied
+ * to their own fields, or what is wrong with them: a result the run cannot send to the model
+ * becomes a failed one the model reads, never a provider's 400 later.
+ */
+function checkedAttachments(value: unknown): readonly Attachment[] | string {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) return 'attachments that are not an array of attachments';
+  const attachments: Attachment[] = [];
+  for (const [index, item] of value.entries()) {
+    const problem = attachmentProblem(item);
+    if (problem) return `a malformed attachment: attachments[${index}] ${problem}`;
+    const { mediaType, data, url, name } = item as Attachment;
+    attachments.push(
+      Object.freeze({
+        mediaType,
+        ...(data !== undefined && { data }),
+        ...(url !== undefined && { url }),
+        ...(name !== undefined && { name }),
+      }),
+    );
+  }
+  return attachments;
 }
 
 /** A remote's `error` as the text the model reads, whatever type it sent. */

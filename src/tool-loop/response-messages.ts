@@ -23,6 +23,21 @@ export function responseMessages(
         `Action results (JSON, keyed by the purpose of each tool call):\n${JSON.stringify(convergence.actionResults, null, 2)}\n\n${convergence.extraInstruction}`,
       ),
     );
+    // The tools' images and files: a user message carries them (every provider takes
+    // attachments there), naming the key of the result each came with.
+    const attached = convergence.attachments ?? [];
+    if (attached.length > 0) {
+      const lines = attached.map(
+        ({ key, attachments }) =>
+          `[${key}]: ${attachments.map((a) => a.name ?? a.mediaType).join(', ')}`,
+      );
+      messages.push(
+        userMessage(
+          `The action results came with these attachments, in this order:\n${lines.join('\n')}`,
+          attached.flatMap(({ attachments }) => attachments),
+        ),
+      );
+    }
   }
   return messages;
 }

@@ -5,7 +5,9 @@ import type { ToolSpec } from '../model/language-model.js';
  * A tool executor outside this process (the seed's "Neural"; MCP servers later). The chain
  * asks it first for the tools it lists, and falls back to the local registry for the rest,
  * and for a call it gives no return (SPEC C10). `execute` may throw: the chain turns that into
- * a failed ToolResult.
+ * a failed ToolResult. Its result may carry `attachments` (images and files, as `attachment()`
+ * makes them); one that is not `{ mediaType, data | url, name? }` fails the call with a result
+ * that says so.
  */
 export interface RemoteToolExecutor {
   /** A name for logs and errors, e.g. the server it talks to. */

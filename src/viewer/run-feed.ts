@@ -1,7 +1,9 @@
 import type { AnyStateMachine } from 'xstate';
+import { summarizeAttachment } from '../attachment-summary.js';
+import { type Attachment, attachmentUrl, isImage } from '../attachments.js';
 import type { ObservedRun, ObservedToolCall, RunObserver } from '../observe/run-observer.js';
 import { activeNodeIds, diagramsOf, type MachineDiagrams } from './machine-diagram.js';
-import type { ViewerEvent } from './viewer-events.js';
+import type { ViewerAttachment, ViewerEvent } from './viewer-events.js';
 
 // The viewer's memory of what runs did (SPEC X4): a RunObserver turns each hook into a small
 // ViewerEvent, numbers it, keeps it, and passes it to whoever listens (the open pages). A
@@ -35,6 +37,12 @@ export function checkKeepRuns(keepRuns: unknown): number {
 
 /** How much of a tool's arguments and output the page gets to show. */
 const PREVIEW_LENGTH = 160;
+
+/**
+ * The largest inline image sent to the page as a thumbnail: a screenshot or a chart, not a
+ * photo at full resolution, so a page kept open over many runs stays light.
+ */
+export const THUMBNAIL_BYTES = 256 * 1024;
 
 export class RunFeed {
   readonly #keepRuns: number;
@@ -76,8 +84,8 @@ export class RunFeed {
 
   /** The hooks that feed this viewer: register them with `observeRuns` or a run's `observers`. */
   readonly observer: RunObserver = {
-    onRunStart: (run) => {
-      this.#start(run);
+    onRunStart: (run, input) => {
+      this.#start(run, inputAttachments(input));
     },
     onState: (run, state) => {
       this.#start(run);
@@ -139,6 +147,9 @@ export class RunFeed {
         endTime: outcome.endTime,
         ok: result.success,
         preview: result.success ? preview(result.output) : cut(result.error ?? 'failed'),
+        ...(result.attachments?.length && {
+          attachments: result.attachments.map(viewerAttachment),
+        }),
       });
     },
     onRunEnd: (run, outcome) => {
@@ -158,7 +169,7 @@ export class RunFeed {
   };
 
   /** Announces a run the first time any hook mentions it (an observer may join mid-run). */
-  #start(run: ObservedRun): void {
+  #start(run: ObservedRun, attachments: readonly ViewerAttachment[] = []): void {
     if (this.#rootOf.has(run.runId)) return;
     const parentRoot =
       run.parentRunId === undefined ? undefined : this.#rootOf.get(run.parentRunId);
@@ -173,6 +184,7 @@ export class RunFeed {
       startTime: run.startTime,
       ...(diagramId && { diagramId }),
       ...(run.model && { model: { provider: run.model.provider, modelId: run.model.modelId } }),
+      ...(attachments.length > 0 && { attachments }),
     });
   }
 
@@ -224,6 +236,25 @@ export class RunFeed {
       if (!drawn.has(diagramId)) this.#diagramIds.delete(text);
     }
   }
+}
+
+/** The attachments of a run input's user messages (a chain's `{ messages }`), for the page. */
+function inputAttachments(input: unknown): ViewerAttachment[] {
+  const messages = (input as { messages?: unknown } | null | undefined)?.messages;
+  if (!Array.isArray(messages)) return [];
+  return messages.flatMap((message: { role?: unknown; attachments?: unknown }) =>
+    message?.role === 'user' && Array.isArray(message.attachments)
+      ? (message.attachments as Attachment[]).map(viewerAttachment)
+      : [],
+  );
+}
+
+function viewerAttachment(attachment: Attachment): ViewerAttachment {
+  const summary = summarizeAttachment(attachment);
+  const small = attachment.data !== undefined && summary.size <= THUMBNAIL_BYTES;
+  return isImage(attachment) && small
+    ? { ...summary, thumbnail: attachmentUrl(attachment) }
+    : summary;
 }
 
 function now(): number {

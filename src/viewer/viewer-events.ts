@@ -1,3 +1,4 @@
+import type { AttachmentSummary } from '../attachment-summary.js';
 import type { RunKind } from '../observe/run-info.js';
 import type { Usage } from '../usage.js';
 
@@ -6,6 +7,17 @@ import type { Usage } from '../usage.js';
 // context or transcript, so a page that stays open over thousands of runs stays light and
 // the stream shows nothing a terminal log would not. Times are `performance.timeOrigin +
 // performance.now()` milliseconds, the clock RunObserver hooks use.
+
+/**
+ * An image or file of a run's input or a tool's result as the page shows it: what it is and
+ * its size, and for a small inline image a `data:` URL the page draws as a thumbnail. Larger
+ * images and every other file are shown by name, type and size: their bytes stay out of the
+ * event stream, and a URL attachment is never fetched by the page (it is shown as text).
+ */
+export interface ViewerAttachment extends AttachmentSummary {
+  /** `data:image/…;base64,…` of an inline image up to THUMBNAIL_BYTES. */
+  readonly thumbnail?: string;
+}
 
 /** A machine's Mermaid diagrams (see machine-diagram.ts), sent once however many runs draw it. */
 export interface DiagramEvent {
@@ -27,6 +39,8 @@ export interface RunStartEvent {
   /** Chains and tool loops: the diagram their states light up in. */
   readonly diagramId?: string;
   readonly model?: { readonly provider: string; readonly modelId: string };
+  /** The images and files of its input's user messages; absent when none. */
+  readonly attachments?: readonly ViewerAttachment[];
 }
 
 export interface StateEvent {
@@ -80,6 +94,8 @@ export interface ToolCallEndEvent {
   readonly ok: boolean;
   /** The output as JSON, or the error, cut to a preview. */
   readonly preview: string;
+  /** The images and files the result carries; absent when none. */
+  readonly attachments?: readonly ViewerAttachment[];
 }
 
 export interface RunEndEvent {

@@ -19,7 +19,7 @@ import {
   STALL_TIMEOUT_MS,
   texts,
 } from './faults.js';
-import { type Execution, type ModelState, OpenThings } from './fixtures.js';
+import { ATTACHMENT_SETS, type Execution, type ModelState, OpenThings } from './fixtures.js';
 import {
   BOUND_MS,
   buildScenario,
@@ -213,6 +213,21 @@ function settled(outcome: Outcome): boolean {
   return !outcome.hung && outcome.elapsedMs <= BOUND_MS && !isJournalFailure(outcome.error);
 }
 
+/** The base64 payloads the fuzz tools return (ATTACHMENT_SETS), each checked by bytes-once. */
+const PAYLOADS = [
+  ...new Set(ATTACHMENT_SETS.flat().flatMap((a) => (a.data === undefined ? [] : [a.data]))),
+];
+
+/** Invariant 12: no attachment payload is in the journal more than once. */
+function checkBytesOnce(entries: readonly JournalEntry[], label: string, fail: Fail): void {
+  const text = JSON.stringify(entries);
+  for (const payload of PAYLOADS) {
+    const times = text.split(payload).length - 1;
+    if (times > 1)
+      fail('bytes-once', `${label}the journal holds the bytes of an attachment ${times} times`);
+  }
+}
+
 /** A journal's entry types, `|` where the crash cut it. */
 function shape(entries: readonly JournalEntry[], cut: number): string {
   return entries.map((e, i) => (i === cut ? `| ${e.type}` : e.type)).join(' ');
@@ -302,6 +317,7 @@ export async function checkCrash(c: CrashCase, onOutcome?: OutcomeListener): Pro
       checkKeys(log1, runId, 'uncrashed: ', fail);
       if (!settled(outcome1)) return;
       const entries = (await store.read(runId)) ?? [];
+      checkBytesOnce(entries, 'uncrashed: ', fail);
       if (checkEnd(entries, outcome1, 'uncrashed: ', fail))
         ended.push({ store, length: entries.length, label: 'uncrashed: ' });
       if (entries.length === 0) return;
@@ -395,6 +411,7 @@ export async function checkCrash(c: CrashCase, onOutcome?: OutcomeListener): Pro
       }
       const reader = racers > 1 ? await storeOf() : crashed;
       const after = (await reader.read(runId)) ?? [];
+      checkBytesOnce(after, resumed, fail);
       if (racers > 1) {
         const ends = after.filter((e) => e.type === 'end').length;
         if (ends !== 1) fail('one-racer', `the raced journal has ${ends} end entries`);

@@ -1,4 +1,12 @@
-import { type AnyTool, defineTool, type LanguageModel, ModelError } from 'statecraft';
+import {
+  type AnyTool,
+  type Attachment,
+  attachment,
+  defineTool,
+  type LanguageModel,
+  ModelError,
+  toolOutput,
+} from 'statecraft';
 import {
   LANGUAGE_MODEL_VERSION,
   type ModelRequest,
@@ -52,8 +60,27 @@ export interface ModelState {
   calls: number;
 }
 
+const FUZZ_PNG = attachment({
+  data: new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3, 4, 5, 6, 7, 8]),
+  name: 'fuzz.png',
+});
+const FUZZ_PDF = attachment({ data: 'JVBERi0xLjQKJcfsj6IK', name: 'fuzz.pdf' });
+const FUZZ_URL = attachment({ url: 'https://example.com/fuzz.jpg' });
+
+/**
+ * What an `attachments` tool returns with its value, by `items` modulo their count: one image,
+ * the same image twice (one payload in a journal), an image, a PDF and a URL.
+ */
+export const ATTACHMENT_SETS: readonly (readonly Attachment[])[] = [
+  [FUZZ_PNG],
+  [FUZZ_PNG, FUZZ_PNG],
+  [FUZZ_PNG, FUZZ_PDF, FUZZ_URL],
+];
+
 function returnedValue(data: ToolData): unknown {
   switch (data.behaviour) {
+    case 'attachments':
+      return toolOutput(data.value, ATTACHMENT_SETS[data.items % ATTACHMENT_SETS.length] ?? []);
     case 'bigint':
       return 10n;
     case 'nestedBigint':

@@ -70,6 +70,8 @@ export const CRASH_INVARIANTS = {
     '10. once the fault is cleared the run resumes and ends, repeating no call whose result was confirmed, one in flight at most once',
   'one-racer':
     '11. of resumers racing, exactly one proceeds; the others are refused with run-busy or attach to the ended run, calling nothing; the journal ends once',
+  'bytes-once':
+    "12. each attachment's bytes are in the journal once, however many results, answers and transcripts hold them",
 } as const;
 
 export const ALL_INVARIANTS = { ...INVARIANTS, ...CRASH_INVARIANTS } as const;

@@ -18,6 +18,7 @@ export type ToolBehaviour =
   | 'date'
   | 'map'
   | 'error' // returns (not throws) an Error object
+  | 'attachments' // returns toolOutput(value, attachments): images and files (ATTACHMENT_SETS)
   | 'throw'
   | 'throwNonError'
   | 'hang' // waits for its AbortSignal
@@ -210,6 +211,8 @@ const toolBehaviour = fc.constantFrom<ToolBehaviour>(
   'date',
   'map',
   'error',
+  'attachments',
+  'attachments',
   'throw',
   'throwNonError',
   'hang',

@@ -129,6 +129,7 @@ function render() {
   renderDiagram(run);
   renderTimeline(run);
   renderStates(run);
+  renderAttachments(run);
 }
 
 // Open calls grow while their run is on screen.
@@ -331,6 +332,8 @@ function timelineRow(row, start, span, now) {
   } else if (row.kind === 'tool') {
     label.append(`${row.name} `);
     if (!open) label.append(el('span', failed ? 'failed' : 'ok', failed ? '✗' : '✓'));
+    if (row.attachments?.length)
+      label.append(el('span', 'attached', ` +${row.attachments.length}`));
     label.title = `${row.name}(${row.arguments}) → ${row.preview ?? '…'}`;
   } else {
     label.append(el('span', 'kind', row.run.kind), ` ${row.name}`);
@@ -349,6 +352,50 @@ function timelineRow(row, start, span, now) {
   bar.title = label.title;
   track.append(bar);
   return [label, track];
+}
+
+/** The run's input attachments, then each tool call's, the runs inside it included. */
+function renderAttachments(run) {
+  const items = attachmentsIn(run);
+  $('attachments-panel').hidden = items.length === 0;
+  $('attachments').replaceChildren(...items.map(attachmentItem));
+}
+
+function attachmentsIn(run) {
+  const own = (run.attachments ?? []).map((attachment) => ({ from: 'input', attachment }));
+  const tools = [...run.toolCalls.values()].flatMap((call) =>
+    (call.attachments ?? []).map((attachment) => ({ from: call.name, attachment })),
+  );
+  return [...own, ...tools, ...run.children.flatMap(attachmentsIn)];
+}
+
+/**
+ * One attachment: a thumbnail when the server sent one (a small inline image, as a data:
+ * URL), else its type; a URL attachment is shown as text, never fetched.
+ */
+function attachmentItem({ from, attachment }) {
+  const item = el('li', 'attachment');
+  item.dataset.mediaType = attachment.mediaType;
+  if (attachment.thumbnail) {
+    const image = document.createElement('img');
+    image.className = 'thumb';
+    image.alt = attachment.name ?? attachment.mediaType;
+    image.src = attachment.thumbnail;
+    item.append(image);
+  } else {
+    item.append(el('span', 'file-icon', attachment.mediaType.split('/')[1] ?? 'file'));
+  }
+  const size = attachment.url ?? formatBytes(attachment.size);
+  const caption = [attachment.name, attachment.mediaType, size].filter(Boolean).join(' · ');
+  item.append(el('span', 'from', from), el('span', 'caption', caption));
+  item.title = caption;
+  return item;
+}
+
+function formatBytes(bytes) {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }
 
 function renderStates(run) {
