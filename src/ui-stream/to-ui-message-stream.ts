@@ -335,6 +335,8 @@ class StepWriter {
           output: record.result,
           success: record.success,
           ...(record.error !== null && { error: record.error }),
+          ...(record.attachments !== undefined &&
+            record.attachments.length > 0 && { attachments: record.attachments }),
         });
         return;
       }

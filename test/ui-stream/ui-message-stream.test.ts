@@ -196,7 +196,7 @@ describe('toUIMessageStream, read back by ai', () => {
     ]);
   });
 
-  it("writes a tool loop's rounds, commands, records and response", async () => {
+  it("writes a tool loop's rounds, commands, records (with their attachments) and response", async () => {
     const planner: Planner = (given) =>
       (given as { roundIndex: number }).roundIndex > 0
         ? { nextAction: 'response', executionCommands: [] }
@@ -222,12 +222,16 @@ describe('toUIMessageStream, read back by ai', () => {
         ? `${part.type} ${(part as { toolCallId: string }).toolCallId} ${(part as { state: string }).state}`
         : part.type === 'text'
           ? `text ${part.text}`
-          : part.type,
+          : part.type === 'file'
+            ? `file ${part.mediaType} ${part.url.slice(0, 33)}`
+            : part.type,
     );
     expect(summary).toEqual([
       'step-start',
       'tool-lookup round1_0 output-available',
       'tool-lookup round1_1 output-error',
+      // The tool's attachment, carried by the loop's record, as a file part.
+      'file image/png data:image/png;base64,iVBORw0KGgo',
       'step-start',
       'text A-1 shipped; none is unknown.',
       'data-result',
