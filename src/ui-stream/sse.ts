@@ -44,6 +44,7 @@ export interface NodeResponse {
   write(chunk: string): boolean;
   end(): unknown;
   once(event: 'drain' | 'close', listener: () => void): unknown;
+  off(event: 'drain' | 'close', listener: () => void): unknown;
   readonly writableEnded: boolean;
   readonly destroyed: boolean;
 }
@@ -70,9 +71,16 @@ export async function writeUIMessageStream(
       const { done, value } = await reader.read();
       if (done || gone || response.destroyed) break;
       if (!response.write(value)) {
+        // Whichever comes first, the other listener goes: a long answer to a slow client
+        // waits many times, and must not leave a listener behind for each wait.
         await new Promise<void>((resolve) => {
-          response.once('drain', resolve);
-          response.once('close', resolve);
+          const done = () => {
+            response.off('drain', done);
+            response.off('close', done);
+            resolve();
+          };
+          response.once('drain', done);
+          response.once('close', done);
         });
       }
     }

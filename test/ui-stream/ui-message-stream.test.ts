@@ -3,6 +3,7 @@
 // know fails the parse), then folded into a message by `readUIMessageStream`, as the AI SDK's
 // chat client does. Chains and tool loops; text, tool calls and results, a failed tool, a
 // refused call, an attachment, the result part, a failed and a cancelled run, approvals.
+import { EventEmitter } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -349,6 +350,52 @@ describe('the UI message stream on the wire', () => {
     } finally {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('waits for drain on a slow client without piling up listeners', async () => {
+    // A response whose buffer is always full: every write waits for 'drain'.
+    class SlowResponse extends EventEmitter {
+      writableEnded = false;
+      destroyed = false;
+      written = 0;
+      mostCloseListeners = 0;
+      writeHead() {}
+      write() {
+        this.written += 1;
+        this.mostCloseListeners = Math.max(this.mostCloseListeners, this.listenerCount('close'));
+        setImmediate(() => this.emit('drain'));
+        return false;
+      }
+      end() {
+        this.writableEnded = true;
+      }
+    }
+    const response = new SlowResponse();
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const deltas = 50;
+      const stream = new ReadableStream<UIMessageChunk>({
+        start(controller) {
+          controller.enqueue({ type: 'text-start', id: 't' });
+          for (let i = 0; i < deltas; i += 1) {
+            controller.enqueue({ type: 'text-delta', id: 't', delta: `${i} ` });
+          }
+          controller.enqueue({ type: 'text-end', id: 't' });
+          controller.close();
+        },
+      });
+      await writeUIMessageStream(response, stream);
+      expect(response.written).toBe(deltas + 3); // and [DONE]
+      expect(response.writableEnded).toBe(true);
+      // The stream's own 'close' listener and the one of the wait under way, no more.
+      expect(response.mostCloseListeners).toBeLessThanOrEqual(2);
+      expect(response.listenerCount('drain')).toBe(0);
+      expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
     }
   });
 });
