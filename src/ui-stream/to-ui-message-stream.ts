@@ -38,9 +38,16 @@ export interface UIMessageStreamOptions {
    * after the browser's answer was decided (`decideUIApprovals`).
    */
   readonly pauseOnApproval?: boolean;
-  /** The text the page shows for a failed run's error (default: the error's message). */
+  /**
+   * The text the page shows for a failed run's error. By default a generic text, as the AI
+   * SDK's own stream does: an error's message can carry a provider's response body, a signed
+   * URL or a file path, none of it for the browser. Return the message to show it.
+   */
   readonly errorText?: (error: unknown) => string;
 }
+
+/** What the page reads of a failed run's error unless `errorText` says otherwise. */
+const GENERIC_ERROR_TEXT = 'An error occurred.';
 
 /** toUIMessageStream()'s options described once (see src/options/describe.ts). */
 export const UI_MESSAGE_STREAM_OPTIONS = describeOptions('toUIMessageStream', {
@@ -55,7 +62,7 @@ export const UI_MESSAGE_STREAM_OPTIONS = describeOptions('toUIMessageStream', {
   ),
   pauseOnApproval: flag({ default: false }),
   errorText: func<(error: unknown) => string>('(error) => string', {
-    defaultText: "the error's message",
+    defaultText: `'${GENERIC_ERROR_TEXT}'`,
   }),
 });
 // tsc fails here, naming the option, when UIMessageStreamOptions and its description drift apart.
@@ -116,7 +123,7 @@ export function toUIMessageStream(
     messageId: checked.messageId ?? globalThis.crypto.randomUUID(),
     runId: checked.runId,
     pauseOnApproval: checked.pauseOnApproval,
-    errorText: checked.errorText ?? messageOf,
+    errorText: checked.errorText ?? genericErrorText,
   });
   let paused = false;
   return new ReadableStream<UIMessageChunk>({
@@ -145,8 +152,8 @@ interface WriteOptions {
   readonly errorText: (error: unknown) => string;
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+function genericErrorText(): string {
+  return GENERIC_ERROR_TEXT;
 }
 
 /** Resolves on the next turn of the event loop: what the run had queued by then is read. */

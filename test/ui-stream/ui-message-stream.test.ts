@@ -244,13 +244,33 @@ describe('toUIMessageStream, read back by ai', () => {
     });
   });
 
-  it('ends a failed run with its result part, an error and finish', async () => {
-    const model = new ScriptedModel([{ error: new ModelError('the provider is down') }]);
+  it("ends a failed run with its result part, an error and finish, the error's text masked", async () => {
+    const secret = 'the provider is down: https://files.example/x?token=s3cr3t';
+    const model = new ScriptedModel([{ error: new ModelError(secret) }]);
     const chain = createChain({ model });
     const chunks = await chunksOf(toUIMessageStream(chain.stream('Hi')));
     expect(types(chunks)).toEqual(['start', 'data-result', 'error', 'finish']);
     expect(chunks.at(-1)).toEqual({ type: 'finish', finishReason: 'error' });
-    const { message, errors } = await messageOf(chunks);
+    // By default the browser gets a generic text and the error's code, never its message.
+    expect(JSON.stringify(chunks)).not.toContain('s3cr3t');
+    const masked = await messageOf(chunks);
+    expect(masked.errors).toEqual(['An error occurred.']);
+    expect(masked.message.parts).toEqual([
+      {
+        type: 'data-result',
+        id: 'result',
+        data: { status: 'failed', error: { code: 'MODEL_ERROR', message: 'An error occurred.' } },
+      },
+    ]);
+
+    // errorText opts in to what the page may read.
+    const again = createChain({ model: new ScriptedModel([{ error: new ModelError(secret) }]) });
+    const shown = await chunksOf(
+      toUIMessageStream(again.stream('Hi'), {
+        errorText: (error) => (error instanceof Error ? error.message : String(error)),
+      }),
+    );
+    const { message, errors } = await messageOf(shown);
     expect(errors).toEqual([expect.stringContaining('the provider is down')]);
     expect(message.parts).toEqual([
       {
