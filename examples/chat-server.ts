@@ -152,7 +152,35 @@ const bundled = await build({
 });
 const client = bundled.outputFiles[0]?.text ?? '';
 
+/** The names this server answers to: a page served under another name is another site's. */
+const LOCAL_NAMES = ['127.0.0.1', 'localhost', '[::1]'];
+
+/**
+ * Why a request is refused, or undefined. The server listens on 127.0.0.1 only, yet a web page
+ * elsewhere can still reach it: through DNS rebinding (its own name resolved to 127.0.0.1,
+ * which sends that name as Host), or by posting text/plain cross-origin, which a browser sends
+ * without asking. Either could start runs or approve a call with no person.
+ */
+function refusal(request: IncomingMessage): { status: number; text: string } | undefined {
+  const port = (server.address() as { port: number }).port;
+  const host = request.headers.host ?? '';
+  if (!LOCAL_NAMES.some((name) => host === `${name}:${port}`))
+    return { status: 403, text: `This chat answers http://127.0.0.1:${port}/ only.` };
+  const origin = request.headers.origin;
+  if (origin !== undefined && origin !== `http://${host}`)
+    return { status: 403, text: 'Requests from other pages are refused.' };
+  const type = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+  if (request.method === 'POST' && type !== 'application/json')
+    return { status: 415, text: 'Send the chat as application/json.' };
+  return undefined;
+}
+
 const server = createServer((request, response) => {
+  const refused = refusal(request);
+  if (refused !== undefined)
+    return void response
+      .writeHead(refused.status, { 'content-type': 'text/plain' })
+      .end(refused.text);
   const path = new URL(request.url ?? '/', 'http://localhost').pathname;
   if (request.method === 'POST' && path === '/api/chat') {
     chat(request, response).catch((error: unknown) => {

@@ -3,8 +3,10 @@
 // the run's tool call shows with Approve / Deny, a click approves it in the browser, the
 // durable run goes on and the answer shows in the same assistant message. Also a denial.
 // UPDATE_SCREENSHOTS=1 rewrites docs/chat-ui.png; otherwise the screenshot goes to a temp dir.
+// Then raw HTTP requests: a foreign Host or Origin and a body that is not JSON are refused.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -129,4 +131,94 @@ describe('npm run chat (examples/chat-server.ts), in a browser', () => {
     expect(errors).toEqual([]);
     await page.close();
   }, 90_000);
+});
+
+/** A raw HTTP request to the example (any Host header, unlike fetch), read to its end. */
+function raw(
+  path: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; body: string }> {
+  const target = new URL(url);
+  return new Promise((resolve, reject) => {
+    const sent = httpRequest(
+      {
+        host: target.hostname,
+        port: target.port,
+        path,
+        method: options.method ?? 'GET',
+        headers: options.headers,
+        timeout: 20_000,
+      },
+      (response) => {
+        const pieces: Buffer[] = [];
+        response.on('data', (piece: Buffer) => pieces.push(piece));
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, body: Buffer.concat(pieces).toString() }),
+        );
+        response.on('error', reject);
+      },
+    );
+    sent.on('timeout', () => sent.destroy(new Error(`no answer to ${path} in 20 s`)));
+    sent.on('error', reject);
+    sent.end(options.body);
+  });
+}
+
+const say = (chatId: string, text: string) =>
+  JSON.stringify({
+    id: chatId,
+    messages: [{ id: `u-${chatId}`, role: 'user', parts: [{ type: 'text', text }] }],
+  });
+
+describe('npm run chat (examples/chat-server.ts), over raw HTTP', () => {
+  it('answers only its own host and origin, and only JSON', async () => {
+    const own = new URL(url).host; // 127.0.0.1:<port>
+    const port = new URL(url).port;
+    const json = { 'content-type': 'application/json' };
+    // DNS rebinding: another name resolved to 127.0.0.1 reaches the server with its own Host.
+    expect((await raw('/', { headers: { host: `evil.example:${port}` } })).status).toBe(403);
+    expect(
+      (
+        await raw('/api/chat', {
+          method: 'POST',
+          headers: { ...json, host: `evil.example:${port}` },
+          body: say('c-host', 'hello'),
+        })
+      ).status,
+    ).toBe(403);
+    // Another page's request, with the right Host but its own Origin.
+    expect(
+      (
+        await raw('/api/chat', {
+          method: 'POST',
+          headers: { ...json, host: own, origin: 'http://evil.example' },
+          body: say('c-origin', 'hello'),
+        })
+      ).status,
+    ).toBe(403);
+    // A cross-origin form or no-cors fetch can only send text/plain and the like.
+    expect(
+      (
+        await raw('/api/chat', {
+          method: 'POST',
+          headers: { host: own, 'content-type': 'text/plain' },
+          body: say('c-text', 'hello'),
+        })
+      ).status,
+    ).toBe(415);
+    // Its own page, under either local name.
+    expect((await raw('/', { headers: { host: `localhost:${port}` } })).status).toBe(200);
+    const answered = await raw('/api/chat', {
+      method: 'POST',
+      headers: {
+        ...json,
+        'content-type': 'application/json; charset=utf-8',
+        host: own,
+        origin: `http://${own}`,
+      },
+      body: say('c-own', 'hello'),
+    });
+    expect(answered.status).toBe(200);
+    expect(answered.body).toContain('I can drop tables for you');
+  }, 60_000);
 });
