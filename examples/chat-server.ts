@@ -67,11 +67,39 @@ const chain = createChain({
 const dir = mkdtempSync(`${tmpdir()}/statecraft-chat-`);
 const store = fileStore(dir);
 
-/** The run each chat (the client's chat id) is on, and its events, read across requests. */
-const chats = new Map<
-  string,
-  { readonly runId: string; readonly events: UIStreamSource; readonly stop: AbortController }
->();
+/**
+ * The run each chat (the client's chat id) is on, and its events, read across requests: held
+ * while the run goes on (it may wait on a person between requests), forgotten when it ends.
+ */
+interface HeldRun {
+  readonly runId: string;
+  readonly events: UIStreamSource;
+  readonly stop: AbortController;
+}
+const chats = new Map<string, HeldRun>();
+/** Chats held at most: past it the oldest, a run left waiting on a person, is let go. */
+const MAX_CHATS = 100;
+
+function hold(chatId: string, run: HeldRun): void {
+  // A new message while the last run still waits on a person: that run is let go.
+  chats.get(chatId)?.stop.abort();
+  chats.delete(chatId);
+  const oldest = chats.entries().next().value;
+  if (chats.size >= MAX_CHATS && oldest !== undefined) {
+    oldest[1].stop.abort();
+    chats.delete(oldest[0]);
+  }
+  chats.set(chatId, run);
+}
+
+/** The run's events, forgetting the chat once they end (done, failed or stopped). */
+async function* forgettingOnEnd(chatId: string, runId: string, events: UIStreamSource) {
+  try {
+    yield* events;
+  } finally {
+    if (chats.get(chatId)?.runId === runId) chats.delete(chatId);
+  }
+}
 
 interface UIPart {
   readonly type: string;
@@ -124,15 +152,14 @@ async function chat(request: IncomingMessage, response: ServerResponse): Promise
     });
     return writeUIMessageStream(response, stream);
   }
-  // A new message while the last run still waits on a person: that run is let go.
-  chats.get(chatId)?.stop.abort();
   const runId = `chat-${randomUUID()}`;
   const stop = new AbortController();
-  const events = chain.stream(
-    { messages: transcriptOf(messages) },
-    { runId, store, signal: stop.signal },
+  const events = forgettingOnEnd(
+    chatId,
+    runId,
+    chain.stream({ messages: transcriptOf(messages) }, { runId, store, signal: stop.signal }),
   );
-  chats.set(chatId, { runId, events, stop });
+  hold(chatId, { runId, events, stop });
   return writeUIMessageStream(
     response,
     toUIMessageStream(events, { runId, pauseOnApproval: true }),

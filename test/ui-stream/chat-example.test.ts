@@ -3,7 +3,8 @@
 // the run's tool call shows with Approve / Deny, a click approves it in the browser, the
 // durable run goes on and the answer shows in the same assistant message. Also a denial.
 // UPDATE_SCREENSHOTS=1 rewrites docs/chat-ui.png; otherwise the screenshot goes to a temp dir.
-// Then raw HTTP requests: a foreign Host or Origin and a body that is not JSON are refused.
+// Then raw HTTP requests: a foreign Host or Origin and a body that is not JSON are refused,
+// and a chat whose run has ended is forgotten.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
@@ -220,5 +221,26 @@ describe('npm run chat (examples/chat-server.ts), over raw HTTP', () => {
     });
     expect(answered.status).toBe(200);
     expect(answered.body).toContain('I can drop tables for you');
+  }, 60_000);
+
+  it('forgets a chat once its run has ended', async () => {
+    const own = new URL(url).host;
+    const headers = { 'content-type': 'application/json', host: own };
+    const first = await raw('/api/chat', { method: 'POST', headers, body: say('c-ended', 'hi') });
+    expect(first.status).toBe(200);
+    expect(first.body).toContain('data: [DONE]');
+    // An answer posted for that chat finds no run held for it any more.
+    const later = await raw('/api/chat', {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        id: 'c-ended',
+        messages: [
+          { id: 'u-c-ended', role: 'user', parts: [{ type: 'text', text: 'hi' }] },
+          { id: 'm-c-ended', role: 'assistant', parts: [] },
+        ],
+      }),
+    });
+    expect(later.status).toBe(409);
   }, 60_000);
 });
