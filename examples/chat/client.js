@@ -119,15 +119,33 @@ function toolPart(part) {
   return box;
 }
 
+/**
+ * The URL a file part may be linked or shown from: http(s) or data: only. A file's URL comes
+ * from a tool, and a `javascript:` one in a link would run script in this page, the one that
+ * holds the Approve buttons.
+ */
+function safeUrl(url) {
+  try {
+    const { protocol } = new URL(url, location.href);
+    return protocol === 'http:' || protocol === 'https:' || protocol === 'data:' ? url : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function partView(part) {
   if (part.type === 'text') return el('div', { class: 'text' }, part.text);
   if (part.type === 'file') {
+    const url = safeUrl(part.url);
+    const label = part.filename ?? part.mediaType;
     return el(
       'div',
       { class: 'file' },
-      part.mediaType.startsWith('image/')
-        ? el('img', { src: part.url, alt: part.filename ?? '' })
-        : el('a', { href: part.url }, part.filename ?? part.mediaType),
+      url === undefined
+        ? el('span', {}, label)
+        : part.mediaType.startsWith('image/')
+          ? el('img', { src: url, alt: part.filename ?? '' })
+          : el('a', { href: url }, label),
     );
   }
   if (part.type === 'dynamic-tool' || part.type.startsWith('tool-')) return toolPart(part);

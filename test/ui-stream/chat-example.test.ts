@@ -132,6 +132,46 @@ describe('npm run chat (examples/chat-server.ts), in a browser', () => {
     expect(errors).toEqual([]);
     await page.close();
   }, 90_000);
+
+  it('links or shows only http(s) and data: URLs of the files it gets', async () => {
+    const { page, errors } = await openChat();
+    // A stream as a server would send it for a tool whose files carry URLs of any scheme.
+    const files = [
+      { url: 'javascript:alert(document.cookie)', mediaType: 'text/html' },
+      { url: ' JavaScript:alert(1)', mediaType: 'image/png' },
+      { url: 'data:image/png;base64,iVBORw0KGgo=', mediaType: 'image/png' },
+      { url: 'https://files.example/report.pdf', mediaType: 'application/pdf' },
+    ];
+    const chunks = [
+      { type: 'start', messageId: 'm-files' },
+      ...files.map((file) => ({ type: 'file', ...file })),
+      { type: 'finish', finishReason: 'stop' },
+    ];
+    await page.route('**/api/chat', (route) =>
+      route.fulfill({
+        status: 200,
+        headers: { 'content-type': 'text/event-stream', 'x-vercel-ai-ui-message-stream': 'v1' },
+        body: `${chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join('')}data: [DONE]\n\n`,
+      }),
+    );
+    await send(page, 'show me the files');
+    await page.waitForSelector('#status[data-status="ready"]', { timeout: 20_000 });
+    await page.locator('.message.assistant .file').nth(3).waitFor({ timeout: 20_000 });
+    const urls = await page.locator('.message.assistant .file').evaluateAll((boxes) =>
+      boxes.map((box) => {
+        const shown = box.querySelector('[href], [src]');
+        return shown?.getAttribute('href') ?? shown?.getAttribute('src') ?? null;
+      }),
+    );
+    expect(urls).toEqual([
+      null,
+      null,
+      'data:image/png;base64,iVBORw0KGgo=',
+      'https://files.example/report.pdf',
+    ]);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 90_000);
 });
 
 /** A raw HTTP request to the example (any Host header, unlike fetch), read to its end. */
