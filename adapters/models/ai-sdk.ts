@@ -70,7 +70,8 @@ export interface FromAiSdkOptions {
    * result as the specification's content, which most providers map into their own tool
    * results (Anthropic, Google); or `'user-message'`, in a user message right after the
    * results, for a provider that would send them as JSON text (`@ai-sdk/openai-compatible`
-   * without `supportsMultiPartToolContent`).
+   * without `supportsMultiPartToolContent`). A failed result's files go in that user
+   * message either way: an error result carries text only.
    */
   readonly toolResultFiles?: ToolResultFiles;
   /**

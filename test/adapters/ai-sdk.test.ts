@@ -274,6 +274,52 @@ describe.each(VERSIONS)('fromAiSdk with MockLanguageModel $version', ({ version,
     ]);
   });
 
+  it('sends a failed result’s files after the results, keeping the result an error', async () => {
+    const mock = new Mock({
+      doGenerate: generateResult([{ type: 'text', text: 'ok' }]) as AnyOptions,
+    });
+    await fromAiSdk(mock).generate({
+      messages: Transcript.from([
+        userMessage('Take a screenshot'),
+        assistantMessage('', [{ id: 'call_1', name: 'shoot', arguments: {} }]),
+        {
+          role: 'tool',
+          toolCallId: 'call_1',
+          name: 'shoot',
+          output: null,
+          success: false,
+          error: 'page crashed',
+          attachments: [attachment({ data: PNG, name: 'last-frame.png' })],
+        },
+      ]),
+    });
+    const file =
+      version === 'v4'
+        ? { type: 'file', mediaType: 'image/png', data: { type: 'data', data: PNG_BASE64 } }
+        : { type: 'file', mediaType: 'image/png', data: PNG_BASE64 };
+    const prompt = (mock.doGenerateCalls[0] as AnyOptions).prompt;
+    expect(prompt.slice(2)).toEqual([
+      {
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-result',
+            toolCallId: 'call_1',
+            toolName: 'shoot',
+            output: { type: 'error-text', value: expect.stringContaining('page crashed') },
+          },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Files returned by shoot (call_1):' },
+          { ...file, filename: 'last-frame.png' },
+        ],
+      },
+    ]);
+  });
+
   it('runs a chain through a tool call, streamed', async () => {
     const mock = new Mock({
       doStream: [
