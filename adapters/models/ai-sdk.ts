@@ -48,7 +48,9 @@ export interface FromAiSdkOptions {
   /**
    * Milliseconds a `generate` call may take, and a `stream` call may wait for its stream to
    * start, before it is aborted with a retryable ModelError. A non-streamed answer shows
-   * nothing until it is whole, so this bounds it whole. Default 600,000 (10 minutes).
+   * nothing until it is whole, so this bounds it whole. It counts from the call's start, so
+   * it also bounds the model's `supportedUrls` (a promise that never settles fails the call,
+   * saying so) and the downloads. Default 600,000 (10 minutes).
    */
   readonly timeoutMs?: number;
   /**
@@ -190,8 +192,13 @@ class AiSdkModel implements LanguageModel {
     if (signal?.aborted) throw abortError(signal);
     const { controller, unlink } = linkedController(signal);
     try {
-      const call = await this.#callOptions(request, controller.signal);
-      const result = await this.#bounded(this.#calls.doGenerate(call), controller);
+      const result = await this.#bounded(
+        (stage) =>
+          this.#callOptions(request, controller.signal, stage).then((call) =>
+            this.#calls.doGenerate(call),
+          ),
+        controller,
+      );
       this.#warn(result.warnings);
       return generateResponse(result);
     } catch (error) {
@@ -210,8 +217,13 @@ class AiSdkModel implements LanguageModel {
     try {
       let stream: ReadableStream<SpecStreamPart>;
       try {
-        const call = await this.#callOptions(request, controller.signal);
-        ({ stream } = await this.#bounded(this.#calls.doStream(call), controller));
+        ({ stream } = await this.#bounded(
+          (stage) =>
+            this.#callOptions(request, controller.signal, stage).then((call) =>
+              this.#calls.doStream(call),
+            ),
+          controller,
+        ));
       } catch (error) {
         throw toStatecraftError(error, signal, this.#label);
       }
@@ -284,42 +296,65 @@ class AiSdkModel implements LanguageModel {
   }
 
   /** The call options of one request: its prompt in the model's version, URLs resolved. */
-  async #callOptions(request: ModelRequest, signal: AbortSignal): Promise<SpecCallOptions> {
+  async #callOptions(
+    request: ModelRequest,
+    signal: AbortSignal,
+    stage: Stage,
+  ): Promise<SpecCallOptions> {
+    stage.waitingFor = 'supportedUrls';
+    const supportedUrls = await this.#supportedUrls(signal);
+    stage.waitingFor = 'answer';
     return callOptions(
       request,
       {
         version: this.#model.specificationVersion,
         toolResultFiles: this.#toolResultFiles,
-        supportedUrls: await this.#supportedUrls(),
+        supportedUrls,
         downloads: downloads(this.#label, this.#downloadTimeoutMs, signal),
       },
       { providerOptions: this.#providerOptions, headers: this.#headers, signal },
     );
   }
 
-  /** The URLs the model takes as they are; none when it cannot say. */
-  async #supportedUrls(): Promise<SupportedUrls> {
+  /**
+   * The URLs the model takes as they are; none when it cannot say. The specification lets a
+   * model give them as a promise (a provider may fetch them), so the wait follows the call's
+   * signal, which `#bounded`'s timeout aborts: one that never settles fails the call.
+   */
+  async #supportedUrls(signal: AbortSignal): Promise<SupportedUrls> {
+    const aborted = whenAborted(signal);
     try {
-      const supported = await this.#model.supportedUrls;
+      const supported = await Promise.race([
+        Promise.resolve(this.#model.supportedUrls),
+        aborted.promise,
+      ]);
       return typeof supported === 'object' && supported !== null ? supported : {};
-    } catch {
+    } catch (error) {
+      if (signal.aborted) throw error;
       return {};
+    } finally {
+      aborted.dispose();
     }
   }
 
   /**
    * `work`, bounded by `timeoutMs` and by the call's signal: a provider that neither answers
    * nor notices the abort still lets the call settle. On timeout the call's signal is aborted,
-   * which cancels the provider's request.
+   * which cancels the provider's request. `work` says in its `stage` what it waits for, so
+   * the timeout names it.
    */
-  #bounded<T>(work: PromiseLike<T>, controller: AbortController): Promise<T> {
+  #bounded<T>(work: (stage: Stage) => PromiseLike<T>, controller: AbortController): Promise<T> {
     const signal = controller.signal;
+    const stage: Stage = { waitingFor: 'answer' };
     let timer: ReturnType<typeof setTimeout> | undefined;
     let onAbort: (() => void) | undefined;
     const stop = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
+        const within = `within ${this.#timeoutMs} ms (timeoutMs), so the call was aborted`;
         const error = new ModelError(
-          `${this.#label} gave no answer within ${this.#timeoutMs} ms (timeoutMs), so the call was aborted`,
+          stage.waitingFor === 'supportedUrls'
+            ? `${this.#label}: the model’s supportedUrls did not settle ${within}`
+            : `${this.#label} gave no answer ${within}`,
           { retryable: true },
         );
         controller.abort(error);
@@ -328,11 +363,16 @@ class AiSdkModel implements LanguageModel {
       onAbort = () => reject(signal.reason);
       signal.addEventListener('abort', onAbort, { once: true });
     });
-    return Promise.race([Promise.resolve(work), stop]).finally(() => {
+    return Promise.race([Promise.resolve(work(stage)), stop]).finally(() => {
       clearTimeout(timer);
       if (onAbort) signal.removeEventListener('abort', onAbort);
     });
   }
+}
+
+/** What a bounded call is waiting for when its time runs out. */
+interface Stage {
+  waitingFor: 'supportedUrls' | 'answer';
 }
 
 /** A promise that rejects with the signal's reason once it aborts; `dispose` when done. */

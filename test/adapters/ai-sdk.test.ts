@@ -529,6 +529,43 @@ describe('fromAiSdk errors', () => {
     expect(slow.message).toMatch(/no answer within 50 ms \(timeoutMs\)/);
     expect(slow.retryable).toBe(true);
   });
+
+  it('bounds a supportedUrls promise that never settles by timeoutMs and by the signal', async () => {
+    let calls = 0;
+    const hung = {
+      specificationVersion: 'v4' as const,
+      provider: 'hung.chat',
+      modelId: 'hung-1',
+      supportedUrls: new Promise<never>(() => {}),
+      doGenerate: async () => {
+        calls++;
+        return generateResult([{ type: 'text', text: 'ok' }]);
+      },
+      doStream: async () => {
+        calls++;
+        return streamOf([]);
+      },
+    } as never;
+    const model = fromAiSdk(hung, { timeoutMs: 100 });
+    for (const call of [() => model.generate(ask), () => collectStream(model.stream(ask))]) {
+      const error = await failureOf(call());
+      expect(error.message).toBe(
+        'AI SDK (hung.chat): the model’s supportedUrls did not settle within 100 ms (timeoutMs), so the call was aborted',
+      );
+      expect(error.retryable).toBe(true);
+    }
+    const patient = fromAiSdk(hung, { timeoutMs: 600_000 });
+    for (const call of [
+      (signal: AbortSignal) => patient.generate(ask, { signal }),
+      (signal: AbortSignal) => collectStream(patient.stream(ask, { signal })),
+    ]) {
+      const controller = new AbortController();
+      const pending = call(controller.signal);
+      setTimeout(() => controller.abort(), 20);
+      await expect(pending).rejects.toBeInstanceOf(AbortError);
+    }
+    expect(calls).toBe(0);
+  }, 20_000);
 });
 
 describe('fromAiSdk attachment URLs', () => {
