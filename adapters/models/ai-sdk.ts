@@ -10,7 +10,7 @@ import {
   type StreamPart,
 } from '../../src/model/language-model.js';
 import { type Describes, describeOptions } from '../../src/options/describe.js';
-import { delay, func, oneOf } from '../../src/options/kinds.js';
+import { delay, func, oneOf, positive } from '../../src/options/kinds.js';
 import { headers, record } from '../../src/options/more-kinds.js';
 import { abortError, toStatecraftError } from './ai-sdk/errors.js';
 import { callOptions, type ToolResultFiles } from './ai-sdk/request.js';
@@ -22,7 +22,7 @@ import type {
   SpecStreamPart,
 } from './ai-sdk/spec.js';
 import { AiSdkStreamMapper } from './ai-sdk/stream.js';
-import { downloads, type SupportedUrls } from './ai-sdk/urls.js';
+import { type DownloadLimits, downloads, type SupportedUrls } from './ai-sdk/urls.js';
 
 // Any AI SDK language model as a statecraft LanguageModel: `fromAiSdk(anthropic('claude-…'))`.
 // The model is called directly (`doGenerate`, `doStream`), the way `generateText` calls it,
@@ -38,6 +38,8 @@ export type { AiSdkLanguageModel, AiSdkSpecVersion } from './ai-sdk/spec.js';
 export const DEFAULT_AI_SDK_TIMEOUT_MS = 600_000;
 /** The default of `downloadTimeoutMs`. */
 export const DEFAULT_DOWNLOAD_TIMEOUT_MS = 30_000;
+/** The default of `maxDownloadBytes`: 20 MiB, above what providers take for one file. */
+export const DEFAULT_MAX_DOWNLOAD_BYTES = 20 * 1024 * 1024;
 
 export interface FromAiSdkOptions {
   /**
@@ -59,6 +61,12 @@ export interface FromAiSdkOptions {
    * Default 30,000.
    */
   readonly downloadTimeoutMs?: number;
+  /**
+   * The most bytes such a download may have: a larger one (by its content-length, or counted
+   * while it is read) is stopped and the call fails with a ModelError naming the URL and the
+   * limit, not retried. Default 20 MiB.
+   */
+  readonly maxDownloadBytes?: number;
   /**
    * AI SDK provider options sent with every call, keyed by provider (e.g.
    * `{ anthropic: { disableParallelToolUse: true } }`); a request's
@@ -105,6 +113,7 @@ export const FROM_AI_SDK_OPTIONS = describeOptions('fromAiSdk', {
   idleTimeoutMs: delay({ default: DEFAULT_IDLE_TIMEOUT_MS }),
   timeoutMs: delay({ default: DEFAULT_AI_SDK_TIMEOUT_MS }),
   downloadTimeoutMs: delay({ default: DEFAULT_DOWNLOAD_TIMEOUT_MS }),
+  maxDownloadBytes: positive(true, { default: DEFAULT_MAX_DOWNLOAD_BYTES, defaultText: '20 MiB' }),
   providerOptions: record<NonNullable<FromAiSdkOptions['providerOptions']>>(
     'must be an object of provider names to option objects, e.g. { anthropic: { … } }',
   ),
@@ -165,7 +174,7 @@ class AiSdkModel implements LanguageModel {
   readonly #label: string;
   readonly #idleTimeoutMs: number;
   readonly #timeoutMs: number;
-  readonly #downloadTimeoutMs: number;
+  readonly #downloads: DownloadLimits;
   readonly #providerOptions: FromAiSdkOptions['providerOptions'];
   readonly #headers: FromAiSdkOptions['headers'];
   readonly #onWarnings: FromAiSdkOptions['onWarnings'];
@@ -180,7 +189,10 @@ class AiSdkModel implements LanguageModel {
     this.#label = `AI SDK (${this.provider})`;
     this.#idleTimeoutMs = checked.idleTimeoutMs;
     this.#timeoutMs = checked.timeoutMs;
-    this.#downloadTimeoutMs = checked.downloadTimeoutMs;
+    this.#downloads = {
+      timeoutMs: checked.downloadTimeoutMs,
+      maxBytes: checked.maxDownloadBytes,
+    };
     this.#providerOptions = checked.providerOptions;
     this.#headers = checked.headers;
     this.#onWarnings = checked.onWarnings;
@@ -310,7 +322,7 @@ class AiSdkModel implements LanguageModel {
         version: this.#model.specificationVersion,
         toolResultFiles: this.#toolResultFiles,
         supportedUrls,
-        downloads: downloads(this.#label, this.#downloadTimeoutMs, signal),
+        downloads: downloads(this.#label, this.#downloads, signal),
       },
       { providerOptions: this.#providerOptions, headers: this.#headers, signal },
     );

@@ -576,12 +576,25 @@ describe('fromAiSdk attachment URLs', () => {
     server = undefined;
   });
 
-  /** A local server: /chart.png answers the PNG, /missing.png 404, /slow.png never. */
+  /**
+   * A local server: /chart.png answers the PNG, /missing.png 404, /huge.png announces 50 MB
+   * and sends nothing, /endless.png sends chunks until the client hangs up, /slow.png never.
+   */
   async function files(): Promise<string> {
     server = createServer((req, res) => {
       if (req.url === '/chart.png') res.writeHead(200, { 'content-type': 'image/png' }).end(PNG);
       else if (req.url === '/missing.png') res.writeHead(404).end();
-      else res.writeHead(200).flushHeaders();
+      else if (req.url === '/huge.png') {
+        res.writeHead(200, { 'content-length': '50000000' }).flushHeaders();
+      } else if (req.url === '/endless.png') {
+        const chunk = Buffer.alloc(16_384, 7);
+        const more = () => {
+          while (!res.destroyed && res.write(chunk)) {}
+        };
+        res.on('drain', more);
+        res.writeHead(200);
+        more();
+      } else res.writeHead(200).flushHeaders();
     });
     await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
     return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -630,6 +643,35 @@ describe('fromAiSdk attachment URLs', () => {
     expect(slow.retryable).toBe(true);
     expect(mock.doGenerateCalls).toHaveLength(0);
   });
+
+  it('refuses a download over maxDownloadBytes, by its content-length or while reading it', async () => {
+    const at = await files();
+    const mock = new MockLanguageModelV4({
+      supportedUrls: {},
+      doGenerate: generateResult([{ type: 'text', text: 'ok' }]) as AnyOptions,
+    });
+    // Long enough that only the size bound can end these downloads in a test's time.
+    const model = fromAiSdk(mock, { maxDownloadBytes: 100_000, downloadTimeoutMs: 600_000 });
+    const huge = await failureOf(model.generate(withImage(`${at}/huge.png`)));
+    expect(huge.message).toMatch(
+      /Could not download the attachment http:\/\/127\.0\.0\.1:\d+\/huge\.png \(image\/png\), which AI SDK \(mock-provider\) does not take as a URL: it is 50000000 bytes \(content-length\), more than maxDownloadBytes \(100000\)$/,
+    );
+    expect(huge.retryable).toBe(false);
+    const endless = await failureOf(model.generate(withImage(`${at}/endless.png`)));
+    expect(endless.message).toMatch(
+      /attachment http:\/\/127\.0\.0\.1:\d+\/endless\.png .*: it is more than maxDownloadBytes \(100000\)$/,
+    );
+    expect(endless.retryable).toBe(false);
+    expect(mock.doGenerateCalls).toHaveLength(0);
+
+    // Exactly the limit is allowed.
+    await fromAiSdk(mock, { maxDownloadBytes: PNG.length }).generate(withImage(`${at}/chart.png`));
+    expect((mock.doGenerateCalls[0] as AnyOptions).prompt[0].content[1].data).toEqual({
+      type: 'data',
+      data: PNG_BASE64,
+    });
+    expect(() => fromAiSdk(mock, { maxDownloadBytes: 0 })).toThrow(/maxDownloadBytes/);
+  }, 30_000);
 });
 
 describe('fromAiSdk options', () => {
