@@ -18,15 +18,22 @@ export class AttachmentBytes {
 
   /** The payloads a journal holds: its start entry's and its attachment entries'. */
   static of(entries: readonly JournalEntry[]): AttachmentBytes {
-    const bytes = new AttachmentBytes();
     const start = entries[0];
-    const inStart = start && isStartEntry(start) ? start.attachments : undefined;
-    if (typeof inStart === 'object' && inStart !== null) {
-      for (const [sha256, data] of Object.entries(inStart))
-        if (typeof data === 'string') bytes.#data.set(sha256, data);
-    }
+    const bytes = AttachmentBytes.ofTable(
+      start && isStartEntry(start) ? start.attachments : undefined,
+    );
     for (const entry of entries)
       if (isAttachmentEntry(entry)) bytes.#data.set(entry.sha256, entry.data);
+    return bytes;
+  }
+
+  /** The payloads of a `{ sha256: base64 }` table (`table`); anything else holds none. */
+  static ofTable(table: unknown): AttachmentBytes {
+    const bytes = new AttachmentBytes();
+    if (typeof table === 'object' && table !== null) {
+      for (const [sha256, data] of Object.entries(table))
+        if (typeof data === 'string') bytes.#data.set(sha256, data);
+    }
     return bytes;
   }
 
@@ -49,6 +56,11 @@ export class AttachmentBytes {
     const taken = this.#new;
     this.#new = [];
     return taken;
+  }
+
+  /** The payloads `ref` met since the last call, as a `{ sha256: base64 }` table. */
+  takeTable(): Record<string, string> {
+    return Object.fromEntries(this.takeNew().map((p) => [p.sha256, p.data]));
   }
 
   decode(json: unknown): unknown {

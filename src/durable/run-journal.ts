@@ -659,8 +659,8 @@ export class RunJournal {
       this.#fail(error);
       return undefined;
     }
-    // New payloads go first: appends complete in call order, so an entry that refers to
-    // bytes is never on disk without them.
+    // New payloads go first: appends complete in call order and none starts after a failed
+    // one (#write), so an entry that refers to bytes is never on disk without them.
     for (const entry of this.#bytes.takeNew()) void this.#write(entry).catch(() => {});
     return encoded;
   }
@@ -760,15 +760,18 @@ export class RunJournal {
     // Nothing is written past a failed write: the journal would have a hole a replay cannot
     // cross (an answer whose call's result is missing). The run stops with the first error.
     if (this.#failed) return Promise.reject(this.#writeError);
-    const write = this.#guard.guard(
-      () => this.#store.append(this.runId, entry),
-      `appending a "${entry.type}" entry`,
-    );
+    // Each append starts once the one before it succeeded: a store keeps appending after a
+    // failed append (its queue runs the next one), so issuing them all at once would put an
+    // entry on disk after the hole, such as a result whose attachment's bytes were refused.
+    const write = this.#lastWrite.then(() => {
+      if (this.#failed) throw this.#writeError;
+      return this.#guard.guard(
+        () => this.#store.append(this.runId, entry),
+        `appending a "${entry.type}" entry`,
+      );
+    });
     write.catch((error: unknown) => this.#fail(error));
     this.#lastWrite = write;
-    // Appends complete in call order, so an earlier failure is known when this one resolves.
-    return write.then(() => {
-      if (this.#failed) throw this.#writeError;
-    });
+    return write;
   }
 }
