@@ -6,7 +6,13 @@
 import { approvals, type Message, type RunDetails, type ToolCallDetail } from 'statecraft';
 import { describe, expect, it } from 'vitest';
 import { useDeployment } from './use-deployment.js';
-import { modelCallKey, SCREEN_BASE64, SCREEN_BYTES, screenInput } from './workload.js';
+import {
+  LARGE_SCREEN_BYTES,
+  modelCallKey,
+  SCREEN_BASE64,
+  SCREEN_BYTES,
+  screenInput,
+} from './workload.js';
 
 const deployed = useDeployment({ processes: 2 });
 
@@ -68,6 +74,30 @@ describe('attachments on Restate', { timeout: 120_000 }, () => {
     const journal = JSON.stringify(entries);
     expect(occurrences(journal, SCREEN_BASE64)).toBe(1);
     expect(occurrences(journal, '"$sc":"attachment"')).toBeGreaterThanOrEqual(3);
+  });
+
+  it('ends a run that returned a 1.5 MB screenshot three times: its outcome holds the bytes once', async () => {
+    const runs = deployed().runs({ timeoutMs: 60_000 });
+    await runs.submit('screen-large', 'screen-large', screenInput(4, LARGE_SCREEN_BYTES));
+    // With the bytes inline in the transcript, the tool results and every model request of
+    // its details, the outcome was 45 MB sealed, over Restate's 32 MiB message size limit:
+    // Restate retried the segment for ever and the run never ended.
+    const result = await runs.result<ScreenResult>('screen-large', { timeoutMs: 60_000 });
+    expect(result.text).toBe(answerOf(4));
+    const base64 = Buffer.from(LARGE_SCREEN_BYTES).toString('base64');
+    expect(result.transcript[0]).toMatchObject({ attachments: [{ data: base64 }] });
+    expect(result.details().toolCalls.map((call) => call.result.attachments?.[0]?.data)).toEqual([
+      base64,
+      base64,
+    ]);
+    // What Restate hands a client attaching to the run: sealed, and not much over the bytes once.
+    const attached = await fetch(
+      `${deployed().server.url}/restate/workflow/statecraftRun/screen-large/attach`,
+    );
+    const sealed = await attached.text();
+    expect(sealed.length).toBeLessThan(2 * base64.length);
+    const journal = JSON.stringify((await runs.store.read('screen-large')) ?? []);
+    expect(occurrences(journal, base64)).toBe(1);
   });
 
   it('ends a run the same when its worker is killed with SIGKILL during the last model call', async () => {
