@@ -39,9 +39,10 @@ export function attachment(source: AttachmentSource): Attachment {
     if (inline) {
       return made({ mediaType: source.mediaType ?? inline.mediaType, data: inline.data, name });
     }
-    if (!/^https?:\/\//i.test(url))
+    const parsed = httpUrl(url);
+    if (!parsed)
       throw new InputError(`${where}: url must be an http(s) or data: URL; got ${clip(url)}`);
-    const mediaType = source.mediaType ?? mediaTypeOfPath(new URL(url).pathname);
+    const mediaType = source.mediaType ?? mediaTypeOfPath(parsed.pathname);
     if (!mediaType)
       throw new InputError(
         `${where}: cannot tell the media type of ${clip(url)}; pass mediaType (e.g. 'image/png')`,
@@ -51,6 +52,12 @@ export function attachment(source: AttachmentSource): Attachment {
   if ('data' in source && source.data !== undefined) {
     const data = source.data;
     if (typeof data === 'string') {
+      // A data: URL given as data: read, not sent on as if it were base64.
+      if (data.startsWith('data:')) return attachment({ url: data, ...rest(source) });
+      if (!BASE64.test(data))
+        throw new InputError(
+          `${where}: data as a string must be base64 (A–Z, a–z, 0–9, +, /, = padding)`,
+        );
       const mediaType =
         source.mediaType ?? sniffMediaType(bytesOfBase64(data.slice(0, SNIFF_BASE64)));
       if (!mediaType)
@@ -115,13 +122,37 @@ export function attachmentProblem(value: unknown): string | undefined {
   const { mediaType, data, url, name } = value as Record<string, unknown>;
   if (typeof mediaType !== 'string' || !mediaType.includes('/'))
     return "has no mediaType like 'image/png'";
+  if (mediaType !== mediaType.toLowerCase()) return 'has a mediaType that is not lower-case';
   if ((data === undefined) === (url === undefined))
     return 'must have exactly one of data (base64) and url';
-  if (data !== undefined && typeof data !== 'string') return 'has data that is not base64 text';
-  if (url !== undefined && typeof url !== 'string') return 'has a url that is not a string';
+  if (data !== undefined && (typeof data !== 'string' || !BASE64.test(data)))
+    return 'has data that is not base64 text';
+  // Only http(s): a javascript: or file: URL must reach neither a page nor a provider.
+  if (url !== undefined && (typeof url !== 'string' || !httpUrl(url)))
+    return 'has a url that is not an http(s) URL';
   if (name !== undefined && typeof name !== 'string') return 'has a name that is not a string';
   return undefined;
 }
+
+/** The URL if it is a well-formed http(s) URL, else undefined (never throws). */
+function httpUrl(url: string): URL | undefined {
+  if (!/^https?:\/\//i.test(url)) return undefined;
+  try {
+    return new URL(url);
+  } catch {
+    return undefined;
+  }
+}
+
+function rest(source: { readonly mediaType?: string; readonly name?: string }) {
+  return {
+    ...(source.mediaType !== undefined && { mediaType: source.mediaType }),
+    ...(source.name !== undefined && { name: source.name }),
+  };
+}
+
+// Standard base64, padded or not; one character class and an anchored tail: linear.
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 // --- bytes, base64 and media types ----------------------------------------------------------
 

@@ -12,7 +12,10 @@ export interface Attachment {
   readonly mediaType: string;
   /** The bytes, base64-encoded (no `data:` prefix). Exactly one of `data` and `url` is set. */
   readonly data?: string;
-  /** An `https:` URL the provider fetches (adapters download it when the provider cannot). */
+  /**
+   * An `https:` URL the provider fetches. An adapter whose API cannot take this type by URL
+   * refuses it with an InputError before any request; `fromAiSdk` downloads it instead.
+   */
   readonly url?: string;
   /** A file name, for providers and viewers that show one (`report.pdf`). */
   readonly name?: string;

@@ -42,6 +42,32 @@ describe('attachment()', () => {
     );
     expect(() => attachment({ data: PNG, mediaType: 'png' })).toThrow(/type\/subtype/);
   });
+
+  it('reads a data: URL passed as data, and refuses malformed URLs and base64 as InputError', () => {
+    expect(attachment({ data: 'data:image/png;base64,iVBORw0KGgoBAgM=', name: 'a.png' })).toEqual({
+      mediaType: 'image/png',
+      data: 'iVBORw0KGgoBAgM=',
+      name: 'a.png',
+    });
+    for (const url of ['http://', 'https://[bad']) {
+      expect(() => attachment({ url })).toThrow(InputError);
+      expect(() => attachment({ url, mediaType: 'image/png' })).toThrow(/http\(s\) or data: URL/);
+    }
+    expect(() => attachment({ data: 'not base64!', mediaType: 'text/plain' })).toThrow(
+      /must be base64/,
+    );
+  });
+
+  it('refuses a url that is not http(s) and a media type in capitals wherever plain JSON arrives', () => {
+    const script = { mediaType: 'text/html', url: 'javascript:alert(document.cookie)' };
+    expect(() => toolOutput('ok', [script as never])).toThrow(/not an http\(s\) URL/);
+    expect(() => toolOutput('ok', [{ mediaType: 'IMAGE/PNG', data: 'iVBORw0K' }])).toThrow(
+      /not lower-case/,
+    );
+    expect(() =>
+      toolOutput('ok', [{ mediaType: 'image/png', data: 'data:image/png;base64,AA' }]),
+    ).toThrow(/not base64/);
+  });
 });
 
 describe('attachments in a run', () => {

@@ -10,7 +10,7 @@ import {
   type StreamPart,
 } from '../../src/model/language-model.js';
 import { type Describes, describeOptions } from '../../src/options/describe.js';
-import { delay, func, oneOf } from '../../src/options/kinds.js';
+import { delay, func, oneOf, positive } from '../../src/options/kinds.js';
 import { headers, record } from '../../src/options/more-kinds.js';
 import { abortError, toStatecraftError } from './ai-sdk/errors.js';
 import { callOptions, type ToolResultFiles } from './ai-sdk/request.js';
@@ -22,7 +22,7 @@ import type {
   SpecStreamPart,
 } from './ai-sdk/spec.js';
 import { AiSdkStreamMapper } from './ai-sdk/stream.js';
-import { downloads, type SupportedUrls } from './ai-sdk/urls.js';
+import { type DownloadLimits, downloads, type SupportedUrls } from './ai-sdk/urls.js';
 
 // Any AI SDK language model as a statecraft LanguageModel: `fromAiSdk(anthropic('claude-…'))`.
 // The model is called directly (`doGenerate`, `doStream`), the way `generateText` calls it,
@@ -38,6 +38,8 @@ export type { AiSdkLanguageModel, AiSdkSpecVersion } from './ai-sdk/spec.js';
 export const DEFAULT_AI_SDK_TIMEOUT_MS = 600_000;
 /** The default of `downloadTimeoutMs`. */
 export const DEFAULT_DOWNLOAD_TIMEOUT_MS = 30_000;
+/** The default of `maxDownloadBytes`: 20 MiB, above what providers take for one file. */
+export const DEFAULT_MAX_DOWNLOAD_BYTES = 20 * 1024 * 1024;
 
 export interface FromAiSdkOptions {
   /**
@@ -48,7 +50,9 @@ export interface FromAiSdkOptions {
   /**
    * Milliseconds a `generate` call may take, and a `stream` call may wait for its stream to
    * start, before it is aborted with a retryable ModelError. A non-streamed answer shows
-   * nothing until it is whole, so this bounds it whole. Default 600,000 (10 minutes).
+   * nothing until it is whole, so this bounds it whole. It counts from the call's start, so
+   * it also bounds the model's `supportedUrls` (a promise that never settles fails the call,
+   * saying so) and the downloads. Default 600,000 (10 minutes).
    */
   readonly timeoutMs?: number;
   /**
@@ -57,6 +61,12 @@ export interface FromAiSdkOptions {
    * Default 30,000.
    */
   readonly downloadTimeoutMs?: number;
+  /**
+   * The most bytes such a download may have: a larger one (by its content-length, or counted
+   * while it is read) is stopped and the call fails with a ModelError naming the URL and the
+   * limit, not retried. Default 20 MiB.
+   */
+  readonly maxDownloadBytes?: number;
   /**
    * AI SDK provider options sent with every call, keyed by provider (e.g.
    * `{ anthropic: { disableParallelToolUse: true } }`); a request's
@@ -70,7 +80,8 @@ export interface FromAiSdkOptions {
    * result as the specification's content, which most providers map into their own tool
    * results (Anthropic, Google); or `'user-message'`, in a user message right after the
    * results, for a provider that would send them as JSON text (`@ai-sdk/openai-compatible`
-   * without `supportsMultiPartToolContent`).
+   * without `supportsMultiPartToolContent`). A failed result's files go in that user
+   * message either way: an error result carries text only.
    */
   readonly toolResultFiles?: ToolResultFiles;
   /**
@@ -102,6 +113,7 @@ export const FROM_AI_SDK_OPTIONS = describeOptions('fromAiSdk', {
   idleTimeoutMs: delay({ default: DEFAULT_IDLE_TIMEOUT_MS }),
   timeoutMs: delay({ default: DEFAULT_AI_SDK_TIMEOUT_MS }),
   downloadTimeoutMs: delay({ default: DEFAULT_DOWNLOAD_TIMEOUT_MS }),
+  maxDownloadBytes: positive(true, { default: DEFAULT_MAX_DOWNLOAD_BYTES, defaultText: '20 MiB' }),
   providerOptions: record<NonNullable<FromAiSdkOptions['providerOptions']>>(
     'must be an object of provider names to option objects, e.g. { anthropic: { … } }',
   ),
@@ -162,7 +174,7 @@ class AiSdkModel implements LanguageModel {
   readonly #label: string;
   readonly #idleTimeoutMs: number;
   readonly #timeoutMs: number;
-  readonly #downloadTimeoutMs: number;
+  readonly #downloads: DownloadLimits;
   readonly #providerOptions: FromAiSdkOptions['providerOptions'];
   readonly #headers: FromAiSdkOptions['headers'];
   readonly #onWarnings: FromAiSdkOptions['onWarnings'];
@@ -177,7 +189,10 @@ class AiSdkModel implements LanguageModel {
     this.#label = `AI SDK (${this.provider})`;
     this.#idleTimeoutMs = checked.idleTimeoutMs;
     this.#timeoutMs = checked.timeoutMs;
-    this.#downloadTimeoutMs = checked.downloadTimeoutMs;
+    this.#downloads = {
+      timeoutMs: checked.downloadTimeoutMs,
+      maxBytes: checked.maxDownloadBytes,
+    };
     this.#providerOptions = checked.providerOptions;
     this.#headers = checked.headers;
     this.#onWarnings = checked.onWarnings;
@@ -189,8 +204,13 @@ class AiSdkModel implements LanguageModel {
     if (signal?.aborted) throw abortError(signal);
     const { controller, unlink } = linkedController(signal);
     try {
-      const call = await this.#callOptions(request, controller.signal);
-      const result = await this.#bounded(this.#calls.doGenerate(call), controller);
+      const result = await this.#bounded(
+        (stage) =>
+          this.#callOptions(request, controller.signal, stage).then((call) =>
+            this.#calls.doGenerate(call),
+          ),
+        controller,
+      );
       this.#warn(result.warnings);
       return generateResponse(result);
     } catch (error) {
@@ -209,8 +229,13 @@ class AiSdkModel implements LanguageModel {
     try {
       let stream: ReadableStream<SpecStreamPart>;
       try {
-        const call = await this.#callOptions(request, controller.signal);
-        ({ stream } = await this.#bounded(this.#calls.doStream(call), controller));
+        ({ stream } = await this.#bounded(
+          (stage) =>
+            this.#callOptions(request, controller.signal, stage).then((call) =>
+              this.#calls.doStream(call),
+            ),
+          controller,
+        ));
       } catch (error) {
         throw toStatecraftError(error, signal, this.#label);
       }
@@ -283,42 +308,65 @@ class AiSdkModel implements LanguageModel {
   }
 
   /** The call options of one request: its prompt in the model's version, URLs resolved. */
-  async #callOptions(request: ModelRequest, signal: AbortSignal): Promise<SpecCallOptions> {
+  async #callOptions(
+    request: ModelRequest,
+    signal: AbortSignal,
+    stage: Stage,
+  ): Promise<SpecCallOptions> {
+    stage.waitingFor = 'supportedUrls';
+    const supportedUrls = await this.#supportedUrls(signal);
+    stage.waitingFor = 'answer';
     return callOptions(
       request,
       {
         version: this.#model.specificationVersion,
         toolResultFiles: this.#toolResultFiles,
-        supportedUrls: await this.#supportedUrls(),
-        downloads: downloads(this.#label, this.#downloadTimeoutMs, signal),
+        supportedUrls,
+        downloads: downloads(this.#label, this.#downloads, signal),
       },
       { providerOptions: this.#providerOptions, headers: this.#headers, signal },
     );
   }
 
-  /** The URLs the model takes as they are; none when it cannot say. */
-  async #supportedUrls(): Promise<SupportedUrls> {
+  /**
+   * The URLs the model takes as they are; none when it cannot say. The specification lets a
+   * model give them as a promise (a provider may fetch them), so the wait follows the call's
+   * signal, which `#bounded`'s timeout aborts: one that never settles fails the call.
+   */
+  async #supportedUrls(signal: AbortSignal): Promise<SupportedUrls> {
+    const aborted = whenAborted(signal);
     try {
-      const supported = await this.#model.supportedUrls;
+      const supported = await Promise.race([
+        Promise.resolve(this.#model.supportedUrls),
+        aborted.promise,
+      ]);
       return typeof supported === 'object' && supported !== null ? supported : {};
-    } catch {
+    } catch (error) {
+      if (signal.aborted) throw error;
       return {};
+    } finally {
+      aborted.dispose();
     }
   }
 
   /**
    * `work`, bounded by `timeoutMs` and by the call's signal: a provider that neither answers
    * nor notices the abort still lets the call settle. On timeout the call's signal is aborted,
-   * which cancels the provider's request.
+   * which cancels the provider's request. `work` says in its `stage` what it waits for, so
+   * the timeout names it.
    */
-  #bounded<T>(work: PromiseLike<T>, controller: AbortController): Promise<T> {
+  #bounded<T>(work: (stage: Stage) => PromiseLike<T>, controller: AbortController): Promise<T> {
     const signal = controller.signal;
+    const stage: Stage = { waitingFor: 'answer' };
     let timer: ReturnType<typeof setTimeout> | undefined;
     let onAbort: (() => void) | undefined;
     const stop = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
+        const within = `within ${this.#timeoutMs} ms (timeoutMs), so the call was aborted`;
         const error = new ModelError(
-          `${this.#label} gave no answer within ${this.#timeoutMs} ms (timeoutMs), so the call was aborted`,
+          stage.waitingFor === 'supportedUrls'
+            ? `${this.#label}: the model’s supportedUrls did not settle ${within}`
+            : `${this.#label} gave no answer ${within}`,
           { retryable: true },
         );
         controller.abort(error);
@@ -327,11 +375,16 @@ class AiSdkModel implements LanguageModel {
       onAbort = () => reject(signal.reason);
       signal.addEventListener('abort', onAbort, { once: true });
     });
-    return Promise.race([Promise.resolve(work), stop]).finally(() => {
+    return Promise.race([Promise.resolve(work(stage)), stop]).finally(() => {
       clearTimeout(timer);
       if (onAbort) signal.removeEventListener('abort', onAbort);
     });
   }
+}
+
+/** What a bounded call is waiting for when its time runs out. */
+interface Stage {
+  waitingFor: 'supportedUrls' | 'answer';
 }
 
 /** A promise that rejects with the signal's reason once it aborts; `dispose` when done. */

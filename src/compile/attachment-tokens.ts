@@ -1,4 +1,4 @@
-import { type Attachment, attachmentSize, isImage } from '../attachments.js';
+import { type Attachment, attachmentSize, bytesOfBase64, isImage } from '../attachments.js';
 
 /**
  * What an image costs a model, in tokens, for the budget estimate: 1,600, the most Anthropic
@@ -11,16 +11,46 @@ export const IMAGE_TOKENS = 1600;
 
 /**
  * The characters an attachment counts as in the budget estimate (which reckons four
- * characters a token): an image IMAGE_TOKENS' worth; another file its size in bytes (a text
- * or CSV file is about that many characters, and a PDF's text rarely more than its bytes),
- * or IMAGE_TOKENS' worth when it is a URL whose size the run does not know. Never its base64's
- * length, which would count an image as thousands of tokens it does not cost.
+ * characters a token). Never its base64's length, which would count an image as thousands of
+ * tokens it does not cost, nor a PDF's bytes, which are mostly compressed streams:
+ * - an image: IMAGE_TOKENS' worth;
+ * - a PDF: IMAGE_TOKENS' worth per page (providers read each page as an image and its text);
+ * - a text file (text/*, JSON, XML): its size, about that many characters;
+ * - anything else, or a file given by URL whose size the run does not know: IMAGE_TOKENS' worth.
  */
 export function attachmentChars(attachments: readonly Attachment[] | undefined): number {
   let chars = 0;
   for (const attachment of attachments ?? []) {
-    if (isImage(attachment) || attachment.data === undefined) chars += IMAGE_TOKENS * 4;
-    else chars += attachmentSize(attachment);
+    if (attachment.data !== undefined && isText(attachment.mediaType))
+      chars += attachmentSize(attachment);
+    else if (attachment.data !== undefined && attachment.mediaType === 'application/pdf')
+      chars += pdfPages(attachment) * IMAGE_TOKENS * 4;
+    else chars += IMAGE_TOKENS * 4;
   }
   return chars;
+}
+
+function isText(mediaType: string): boolean {
+  return (
+    !isImage({ mediaType }) &&
+    (mediaType.startsWith('text/') ||
+      mediaType === 'application/json' ||
+      mediaType.endsWith('+json') ||
+      mediaType.endsWith('/xml') ||
+      mediaType.endsWith('+xml'))
+  );
+}
+
+// The estimate runs before every model call; a PDF's pages are counted once.
+const pageCounts = new WeakMap<Attachment, number>();
+
+/** A PDF's page objects (`/Type /Page`, not `/Pages`), at least 1: read once per attachment. */
+function pdfPages(attachment: Attachment): number {
+  const known = pageCounts.get(attachment);
+  if (known !== undefined) return known;
+  const text = new TextDecoder('latin1').decode(bytesOfBase64(attachment.data ?? ''));
+  // One literal, a whitespace run and a one-character lookahead: linear in the file's size.
+  const pages = Math.max(1, text.match(/\/Type\s*\/Page(?!s)/g)?.length ?? 0);
+  pageCounts.set(attachment, pages);
+  return pages;
 }

@@ -274,6 +274,52 @@ describe.each(VERSIONS)('fromAiSdk with MockLanguageModel $version', ({ version,
     ]);
   });
 
+  it('sends a failed result’s files after the results, keeping the result an error', async () => {
+    const mock = new Mock({
+      doGenerate: generateResult([{ type: 'text', text: 'ok' }]) as AnyOptions,
+    });
+    await fromAiSdk(mock).generate({
+      messages: Transcript.from([
+        userMessage('Take a screenshot'),
+        assistantMessage('', [{ id: 'call_1', name: 'shoot', arguments: {} }]),
+        {
+          role: 'tool',
+          toolCallId: 'call_1',
+          name: 'shoot',
+          output: null,
+          success: false,
+          error: 'page crashed',
+          attachments: [attachment({ data: PNG, name: 'last-frame.png' })],
+        },
+      ]),
+    });
+    const file =
+      version === 'v4'
+        ? { type: 'file', mediaType: 'image/png', data: { type: 'data', data: PNG_BASE64 } }
+        : { type: 'file', mediaType: 'image/png', data: PNG_BASE64 };
+    const prompt = (mock.doGenerateCalls[0] as AnyOptions).prompt;
+    expect(prompt.slice(2)).toEqual([
+      {
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-result',
+            toolCallId: 'call_1',
+            toolName: 'shoot',
+            output: { type: 'error-text', value: expect.stringContaining('page crashed') },
+          },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Files returned by shoot (call_1):' },
+          { ...file, filename: 'last-frame.png' },
+        ],
+      },
+    ]);
+  });
+
   it('runs a chain through a tool call, streamed', async () => {
     const mock = new Mock({
       doStream: [
@@ -483,6 +529,43 @@ describe('fromAiSdk errors', () => {
     expect(slow.message).toMatch(/no answer within 50 ms \(timeoutMs\)/);
     expect(slow.retryable).toBe(true);
   });
+
+  it('bounds a supportedUrls promise that never settles by timeoutMs and by the signal', async () => {
+    let calls = 0;
+    const hung = {
+      specificationVersion: 'v4' as const,
+      provider: 'hung.chat',
+      modelId: 'hung-1',
+      supportedUrls: new Promise<never>(() => {}),
+      doGenerate: async () => {
+        calls++;
+        return generateResult([{ type: 'text', text: 'ok' }]);
+      },
+      doStream: async () => {
+        calls++;
+        return streamOf([]);
+      },
+    } as never;
+    const model = fromAiSdk(hung, { timeoutMs: 100 });
+    for (const call of [() => model.generate(ask), () => collectStream(model.stream(ask))]) {
+      const error = await failureOf(call());
+      expect(error.message).toBe(
+        'AI SDK (hung.chat): the model’s supportedUrls did not settle within 100 ms (timeoutMs), so the call was aborted',
+      );
+      expect(error.retryable).toBe(true);
+    }
+    const patient = fromAiSdk(hung, { timeoutMs: 600_000 });
+    for (const call of [
+      (signal: AbortSignal) => patient.generate(ask, { signal }),
+      (signal: AbortSignal) => collectStream(patient.stream(ask, { signal })),
+    ]) {
+      const controller = new AbortController();
+      const pending = call(controller.signal);
+      setTimeout(() => controller.abort(), 20);
+      await expect(pending).rejects.toBeInstanceOf(AbortError);
+    }
+    expect(calls).toBe(0);
+  }, 20_000);
 });
 
 describe('fromAiSdk attachment URLs', () => {
@@ -493,12 +576,25 @@ describe('fromAiSdk attachment URLs', () => {
     server = undefined;
   });
 
-  /** A local server: /chart.png answers the PNG, /missing.png 404, /slow.png never. */
+  /**
+   * A local server: /chart.png answers the PNG, /missing.png 404, /huge.png announces 50 MB
+   * and sends nothing, /endless.png sends chunks until the client hangs up, /slow.png never.
+   */
   async function files(): Promise<string> {
     server = createServer((req, res) => {
       if (req.url === '/chart.png') res.writeHead(200, { 'content-type': 'image/png' }).end(PNG);
       else if (req.url === '/missing.png') res.writeHead(404).end();
-      else res.writeHead(200).flushHeaders();
+      else if (req.url === '/huge.png') {
+        res.writeHead(200, { 'content-length': '50000000' }).flushHeaders();
+      } else if (req.url === '/endless.png') {
+        const chunk = Buffer.alloc(16_384, 7);
+        const more = () => {
+          while (!res.destroyed && res.write(chunk)) {}
+        };
+        res.on('drain', more);
+        res.writeHead(200);
+        more();
+      } else res.writeHead(200).flushHeaders();
     });
     await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
     return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -547,6 +643,35 @@ describe('fromAiSdk attachment URLs', () => {
     expect(slow.retryable).toBe(true);
     expect(mock.doGenerateCalls).toHaveLength(0);
   });
+
+  it('refuses a download over maxDownloadBytes, by its content-length or while reading it', async () => {
+    const at = await files();
+    const mock = new MockLanguageModelV4({
+      supportedUrls: {},
+      doGenerate: generateResult([{ type: 'text', text: 'ok' }]) as AnyOptions,
+    });
+    // Long enough that only the size bound can end these downloads in a test's time.
+    const model = fromAiSdk(mock, { maxDownloadBytes: 100_000, downloadTimeoutMs: 600_000 });
+    const huge = await failureOf(model.generate(withImage(`${at}/huge.png`)));
+    expect(huge.message).toMatch(
+      /Could not download the attachment http:\/\/127\.0\.0\.1:\d+\/huge\.png \(image\/png\), which AI SDK \(mock-provider\) does not take as a URL: it is 50000000 bytes \(content-length\), more than maxDownloadBytes \(100000\)$/,
+    );
+    expect(huge.retryable).toBe(false);
+    const endless = await failureOf(model.generate(withImage(`${at}/endless.png`)));
+    expect(endless.message).toMatch(
+      /attachment http:\/\/127\.0\.0\.1:\d+\/endless\.png .*: it is more than maxDownloadBytes \(100000\)$/,
+    );
+    expect(endless.retryable).toBe(false);
+    expect(mock.doGenerateCalls).toHaveLength(0);
+
+    // Exactly the limit is allowed.
+    await fromAiSdk(mock, { maxDownloadBytes: PNG.length }).generate(withImage(`${at}/chart.png`));
+    expect((mock.doGenerateCalls[0] as AnyOptions).prompt[0].content[1].data).toEqual({
+      type: 'data',
+      data: PNG_BASE64,
+    });
+    expect(() => fromAiSdk(mock, { maxDownloadBytes: 0 })).toThrow(/maxDownloadBytes/);
+  }, 30_000);
 });
 
 describe('fromAiSdk options', () => {

@@ -38,7 +38,7 @@ describe('toToolResult', () => {
     );
   });
 
-  it('turns audio and binary resources into attachments, and says where they stood', () => {
+  it('attaches the media every provider reads, describes the rest, and says where each stood', () => {
     const result = toToolResult(call, {
       content: [
         { type: 'audio', data: 'AAAA', mimeType: 'audio/wav' },
@@ -61,15 +61,14 @@ describe('toToolResult', () => {
     });
     expect(result.output).toBe(
       [
-        '[audio audio/wav, 3 bytes, attached]',
-        '[resource file:///a.bin (application/octet-stream), 4 bytes, attached]',
+        '[audio audio/wav, 3 bytes, not shown]',
+        '[resource file:///a.bin, 4 bytes, binary, not shown]',
         '[resource file:///docs/report.pdf (application/pdf), 4 bytes, attached]',
         '[resource link log: file:///log.txt (text/plain)]',
       ].join('\n'),
     );
+    // Audio and an untyped blob: some provider would refuse them, failing every later call.
     expect(result.attachments).toEqual([
-      { mediaType: 'audio/wav', data: 'AAAA' },
-      { mediaType: 'application/octet-stream', data: 'AAAAAA==', name: 'a.bin' },
       { mediaType: 'application/pdf', data: 'JVBERg==', name: 'report.pdf' },
     ]);
   });

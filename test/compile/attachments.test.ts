@@ -98,12 +98,26 @@ describe('the budget estimate of attachments', () => {
   const tokens = (messages: Message[]) =>
     nextCallEstimate({ ...none, transcript: Transcript.from(messages) }).inputTokens;
 
-  it('counts an image (inline or URL) as IMAGE_TOKENS, a file as its bytes, never the base64', () => {
+  it('counts an image (inline or URL) as IMAGE_TOKENS, a text file as its bytes, never the base64', () => {
     const text = tokens([userMessage('abcd')]);
     expect(tokens([userMessage('abcd', [png])]) - text).toBe(IMAGE_TOKENS);
     expect(tokens([userMessage('abcd', [remote])]) - text).toBe(IMAGE_TOKENS);
     expect(tokens([userMessage('abcd', [csv])]) - text).toBe(800 / 4);
     expect(IMAGE_TOKENS).toBe(1600);
+  });
+
+  it('counts a PDF by its pages, not its bytes, and other binary files as an image', () => {
+    const text = tokens([userMessage('abcd')]);
+    const pages = (count: number) =>
+      new TextEncoder().encode(
+        `%PDF-1.7\n1 0 obj << /Type /Pages /Count ${count} >>\n${'2 0 obj << /Type /Page >>\n'.repeat(count)}${'x'.repeat(400_000)}`,
+      );
+    const pdf = (count: number) => attachment({ data: pages(count), name: 'r.pdf' });
+    // 400 KB of a 3-page PDF: 3 images' worth, not 100,000 tokens of bytes.
+    expect(tokens([userMessage('abcd', [pdf(3)])]) - text).toBe(3 * IMAGE_TOKENS);
+    expect(tokens([userMessage('abcd', [pdf(0)])]) - text).toBe(IMAGE_TOKENS);
+    const audio = attachment({ data: new Uint8Array(100_000), mediaType: 'audio/wav' });
+    expect(tokens([userMessage('abcd', [audio])]) - text).toBe(IMAGE_TOKENS);
   });
 
   it('counts a tool result’s and a pending user message’s attachments', () => {

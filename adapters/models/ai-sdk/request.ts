@@ -127,7 +127,10 @@ export async function prompt(
       }
       case 'tool': {
         const files = message.attachments ?? [];
-        const move = context.toolResultFiles === 'user-message' && files.length > 0;
+        // A failed result's files go after the results in either mode: the specification's
+        // `error-text` output has no room for them, and `content` would drop the error flag.
+        const move =
+          (context.toolResultFiles === 'user-message' || !message.success) && files.length > 0;
         if (move) {
           moved.push(
             { type: 'text', text: `Files returned by ${message.name} (${message.toolCallId}):` },
@@ -150,8 +153,9 @@ export async function prompt(
 }
 
 /**
- * A tool result: its text, or its error as `error-text`; with attachments, the spec's
- * `content` output (the text, then each file), which providers map into their tool results.
+ * A tool result: its text, or its error as `error-text` (a failed result's attachments were
+ * moved out by the caller); with attachments, the spec's `content` output (the text, then
+ * each file), which providers map into their tool results.
  */
 async function toolResultPart(result: ToolResult, context: PromptContext) {
   const text = toolResultText(result);

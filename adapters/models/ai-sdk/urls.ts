@@ -7,8 +7,10 @@ import { isNetworkError, networkCause } from '../../../src/model/network-error.j
 // direct caller of `doGenerate` (this adapter) must do the same, or the provider fails in
 // its own way (openai-compatible refuses a PDF URL, for one). So statecraft downloads them:
 // a screenshot URL works with every provider, as it does through `generateText`. Each
-// download is bounded (`downloadTimeoutMs`) and follows the call's signal; a URL that cannot
-// be fetched fails the call with a ModelError naming the URL and why.
+// download is bounded in time (`downloadTimeoutMs`) and in size (`maxDownloadBytes`: the
+// bytes are held whole, then again as base64, so a huge body would take the process down)
+// and follows the call's signal; a URL that cannot be fetched fails the call with a
+// ModelError naming the URL and why.
 
 /**
  * The model's `supportedUrls`: media type patterns (`image/png`, `image/` with a star, a lone
@@ -45,10 +47,16 @@ export interface Downloads {
   fetch(url: string, mediaType: string): Promise<string>;
 }
 
-/** The downloads of one call: bounded each by `timeoutMs`, all stopped by `signal`. */
+/** How one call's downloads are bounded. */
+export interface DownloadLimits {
+  readonly timeoutMs: number;
+  readonly maxBytes: number;
+}
+
+/** The downloads of one call: bounded each by `limits`, all stopped by `signal`. */
 export function downloads(
   label: string,
-  timeoutMs: number,
+  limits: DownloadLimits,
   signal: AbortSignal | undefined,
 ): Downloads {
   const started = new Map<string, Promise<string>>();
@@ -56,7 +64,7 @@ export function downloads(
     fetch(url, mediaType) {
       let download = started.get(url);
       if (!download) {
-        download = downloadBase64(url, mediaType, label, timeoutMs, signal);
+        download = downloadBase64(url, mediaType, label, limits, signal);
         started.set(url, download);
       }
       return download;
@@ -68,7 +76,7 @@ async function downloadBase64(
   url: string,
   mediaType: string,
   label: string,
-  timeoutMs: number,
+  { timeoutMs, maxBytes }: DownloadLimits,
   signal: AbortSignal | undefined,
 ): Promise<string> {
   const timeout = AbortSignal.timeout(timeoutMs);
@@ -84,7 +92,21 @@ async function downloadBase64(
         retryable: response.status === 408 || response.status === 429 || response.status >= 500,
       });
     }
-    return base64OfBytes(new Uint8Array(await response.arrayBuffer()));
+    const announced = Number(response.headers.get('content-length') ?? Number.NaN);
+    if (announced > maxBytes) {
+      response.body?.cancel().catch(() => {});
+      throw new ModelError(
+        why(`it is ${announced} bytes (content-length), more than maxDownloadBytes (${maxBytes})`),
+        { retryable: false },
+      );
+    }
+    const bytes = await readAtMost(response, maxBytes);
+    if (!bytes) {
+      throw new ModelError(why(`it is more than maxDownloadBytes (${maxBytes})`), {
+        retryable: false,
+      });
+    }
+    return base64OfBytes(bytes);
   } catch (error) {
     if (ModelError.isInstance(error)) throw error;
     if (signal?.aborted) {
@@ -99,4 +121,32 @@ async function downloadBase64(
     const cause = networkCause(error) ?? (error instanceof Error ? error.message : String(error));
     throw new ModelError(why(cause), { cause: error, retryable: isNetworkError(error) });
   }
+}
+
+/**
+ * The body of `response`, read chunk by chunk; undefined, the rest cancelled, once it passes
+ * `maxBytes` (a server may send no content-length, or a wrong one).
+ */
+async function readAtMost(response: Response, maxBytes: number): Promise<Uint8Array | undefined> {
+  if (!response.body) return new Uint8Array(0);
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      reader.cancel().catch(() => {});
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return bytes;
 }

@@ -126,7 +126,19 @@ export function contentText(
     .join('\n');
 }
 
-/** An image, audio or binary resource block as an attachment; undefined for other blocks. */
+/** The media types every adapter sends (OpenAI Chat and Responses, Anthropic, Gemini). */
+const EVERY_PROVIDER_READS: ReadonlySet<string> = new Set([
+  'image/png',
+  'image/jpeg',
+  'image/gif',
+  'image/webp',
+  'application/pdf',
+]);
+
+/**
+ * An image or binary resource block as an attachment, when every provider can read its type
+ * (PNG, JPEG, GIF, WebP, PDF); undefined for other blocks, which the text describes.
+ */
 export function blockAttachment(block: ContentBlock): Attachment | undefined {
   let candidate: Record<string, unknown> | undefined;
   if (block.type === 'image' || block.type === 'audio') {
@@ -140,8 +152,11 @@ export function blockAttachment(block: ContentBlock): Attachment | undefined {
       ...(name !== undefined && { name }),
     };
   }
-  // A block whose type or data is not usable stays a description in the text.
+  // A block whose type or data is not usable stays a description in the text, and so does a
+  // type some provider cannot read: the server chose it, the app cannot change it, and one
+  // unreadable attachment in the transcript would fail every later model call of the run.
   if (!candidate || attachmentProblem(candidate) !== undefined) return undefined;
+  if (!EVERY_PROVIDER_READS.has(candidate.mediaType as string)) return undefined;
   return Object.freeze(candidate) as unknown as Attachment;
 }
 
