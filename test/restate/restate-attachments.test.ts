@@ -3,7 +3,14 @@
 // says so), the result carries them, and the run's journal in Restate holds their bytes once;
 // a worker killed with SIGKILL during the last model call leaves a run that ends the same on
 // the other worker. And a call waiting for approval lists through approvals(store).
-import { approvals, type Message, type RunDetails, type ToolCallDetail } from 'statecraft';
+import {
+  approvals,
+  attachment,
+  type Message,
+  type RunDetails,
+  type ToolCallDetail,
+  userMessage,
+} from 'statecraft';
 import { describe, expect, it } from 'vitest';
 import { useDeployment } from './use-deployment.js';
 import {
@@ -74,6 +81,15 @@ describe('attachments on Restate', { timeout: 120_000 }, () => {
     const journal = JSON.stringify(entries);
     expect(occurrences(journal, SCREEN_BASE64)).toBe(1);
     expect(occurrences(journal, '"$sc":"attachment"')).toBeGreaterThanOrEqual(3);
+
+    // The same id with the same text and another image is another input, and says where.
+    const other = attachment({ data: SCREEN_BYTES.slice(0, 1024) });
+    await expect(
+      runs.submit('screen-1', 'screen', { messages: [userMessage('screen 1', [other])] }),
+    ).rejects.toMatchObject({
+      code: 'JOURNAL_MISMATCH',
+      changes: [{ option: 'messages[0].attachments[0]' }],
+    });
   });
 
   it('ends a run that returned a 1.5 MB screenshot three times: its outcome holds the bytes once', async () => {
