@@ -108,6 +108,10 @@ export function inputChanges(journaled: unknown, now: unknown, name = 'input'): 
     // A message: its text is what a person recognizes.
     const text = (m: unknown) =>
       isPlainObject(m) && typeof m.content === 'string' ? m.content : m;
+    // The same text: what differs is elsewhere in the message (its attachments): name that.
+    if (typeof text(x) === 'string' && text(x) === text(y)) {
+      return inputChanges(x, y, `${name}[${index}]`);
+    }
     return [{ option: `${name}[${index}]`, ...values(text(x), text(y)) }];
   }
   return [{ option: name, ...values(before, after) }];

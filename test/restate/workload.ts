@@ -4,7 +4,14 @@
 // whichever process runs it, so a test can count what ran twice.
 import { createHash } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
-import { createChain, createToolLoop, defineTool } from 'statecraft';
+import {
+  attachment,
+  createChain,
+  createToolLoop,
+  defineTool,
+  toolOutput,
+  userMessage,
+} from 'statecraft';
 import type { ModelRequest } from 'statecraft/model';
 import { ScriptedModel, type ScriptedTurn } from 'statecraft/testing';
 import { z } from 'zod';
@@ -48,7 +55,9 @@ const effectMs = () => Number(process.env[EFFECT_MS_ENV] ?? 0);
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A model whose answer is a function of the request: the same for the same run anywhere. */
-function loggedModel(answer: (request: ModelRequest) => ScriptedTurn): ScriptedModel {
+function loggedModel(
+  answer: (request: ModelRequest) => ScriptedTurn | Promise<ScriptedTurn>,
+): ScriptedModel {
   return new ScriptedModel(async (request) => {
     const key = modelCallKey({
       messages: request.messages.toArray(),
@@ -56,7 +65,7 @@ function loggedModel(answer: (request: ModelRequest) => ScriptedTurn): ScriptedM
     });
     logEffect('model', 'start', key);
     await pause(effectMs());
-    const turn = answer(request);
+    const turn = await answer(request);
     logEffect('model', 'done', key);
     return turn;
   });
@@ -207,6 +216,68 @@ export function cardChain() {
   return createChain({ name: 'card', model, tools: [card, loggedTool('charge', true)] });
 }
 
+/** `size` bytes of a PNG: its signature, then bytes whose base64 no other text of a run holds. */
+function png(size: number): Uint8Array {
+  const bytes = new Uint8Array(size);
+  bytes.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  for (let i = 8; i < bytes.length; i++) bytes[i] = (i * 167 + 29) % 253;
+  return bytes;
+}
+
+/** A screenshot of 3 KB. */
+export const SCREEN_BYTES = png(3072);
+export const SCREEN_BASE64 = attachment({ data: SCREEN_BYTES }).data as string;
+/** A screenshot of 1.5 MB, as a real one may be. */
+export const LARGE_SCREEN_BYTES = png(1_500_000);
+
+/** The input of the screen agents: `screen <n>`, with the screen's image. */
+export const screenInput = (n: number, bytes: Uint8Array = SCREEN_BYTES) => ({
+  messages: [userMessage(`screen ${n}`, [attachment({ data: bytes })])],
+});
+
+/** How long the slow screen agent's last model call takes: time for a test to kill its worker. */
+export const SLOW_LAST_CALL_MS = 4_000;
+
+/**
+ * Takes a screenshot in each of two steps (the tool returns the input's image, named
+ * `shot.png`), then answers with what the model was sent: only a model that sees the user's
+ * image and both results' says `1 from the user, 2 from tools (shot.png, shot.png), the same
+ * bytes`. Input: screenInput(n, bytes). `slow`: the last model call takes SLOW_LAST_CALL_MS.
+ */
+export function screenChain(options: { slow?: boolean; bytes?: Uint8Array } = {}) {
+  const bytes = options.bytes ?? SCREEN_BYTES;
+  const base64 = attachment({ data: bytes }).data;
+  const model = loggedModel(async (request) => {
+    const n = numberIn(request);
+    const messages = request.messages.toArray();
+    const step = messages.filter((m) => m.role === 'assistant').length;
+    if (step < 2) {
+      return { toolCalls: [{ id: `shot${n}-${step}`, name: 'screenshot', arguments: { n } }] };
+    }
+    if (options.slow) await pause(SLOW_LAST_CALL_MS);
+    const fromUser = messages.flatMap((m) => (m.role === 'user' ? (m.attachments ?? []) : []));
+    const fromTools = messages.flatMap((m) => (m.role === 'tool' ? (m.attachments ?? []) : []));
+    const same = [...fromUser, ...fromTools].every((a) => a.data === base64);
+    const names = fromTools.map((a) => a.name).join(', ');
+    return {
+      text: `screen ${n}: ${fromUser.length} from the user, ${fromTools.length} from tools (${names}), ${same ? 'the same bytes' : 'other bytes'}`,
+    };
+  });
+  const screenshot = defineTool({
+    name: 'screenshot',
+    description: 'Takes a screenshot.',
+    input: z.object({ n: z.number() }),
+    execute: async ({ n }, context) => {
+      const key = context.idempotencyKey ?? `screenshot:${n}`;
+      logEffect('tool', 'start', key);
+      await pause(effectMs());
+      logEffect('tool', 'done', key);
+      return toolOutput({ taken: n }, [attachment({ data: bytes, name: 'shot.png' })]);
+    },
+  });
+  return createChain({ name: 'screen', model, tools: [screenshot] });
+}
+
 /** Every agent a test worker serves, by name. */
 export function workloadAgents() {
   return {
@@ -217,6 +288,9 @@ export function workloadAgents() {
     'refund-limited': refundChain({ maxExecutionTime: 2_000 }),
     'refund-twice': refundTwiceChain(),
     card: cardChain(),
+    screen: screenChain(),
+    'screen-slow': screenChain({ slow: true }),
+    'screen-large': screenChain({ bytes: LARGE_SCREEN_BYTES }),
   };
 }
 
