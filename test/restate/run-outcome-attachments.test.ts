@@ -2,7 +2,8 @@
 // a screenshot and whose tool returns the same bytes twice makes three model calls, so its
 // transcript and `details()` hold the image seven times; the outcome carries the bytes once and
 // the client gets every copy back whole. The outcome is what a worker's step returns, so it is
-// tested as the JSON that crosses, and once through a real deployment on 127.0.0.1.
+// tested as the JSON that crosses; restate-attachments.test.ts runs such runs on a real
+// deployment (one Restate server fewer for the suite to start).
 import { type ChainPartialResult, type Message, ModelError } from 'statecraft';
 import { describe, expect, it } from 'vitest';
 import { encode } from '../../src/durable/codec.js';
@@ -14,7 +15,6 @@ import {
   EXPECTED_ANSWER,
   IMAGE_BASE64,
 } from '../durable/attachments-workload.js';
-import { useDeployment } from './use-deployment.js';
 
 /** The base64 of every attachment a model call was sent (its messages as details() keeps them). */
 const imagesIn = (call: { request: { messages: readonly Message[] } }) =>
@@ -23,8 +23,6 @@ const imagesIn = (call: { request: { messages: readonly Message[] } }) =>
       ? (message.attachments ?? []).map((image) => image.data)
       : [],
   );
-
-const deployed = useDeployment({ processes: 1 });
 
 const occurrences = (text: string, part: string) => text.split(part).length - 1;
 
@@ -88,30 +86,4 @@ describe("a run's outcome with attachments", () => {
     const back = settle<typeof result>(inline);
     expect(back.transcript).toEqual(result.transcript);
   });
-
-  it('comes back whole from a run on Restate: the transcript and every model call hold the image', async () => {
-    const runs = deployed().runs();
-    const input = {
-      messages: [
-        {
-          role: 'user' as const,
-          content: 'trip 7',
-          attachments: ATTACHMENT_INPUT.messages[0]?.attachments,
-        },
-      ],
-    };
-    await runs.submit('outcome-attachments', 'trip', input);
-    const result = await runs.result<{
-      text: string;
-      transcript: readonly Message[];
-      details(): { modelCalls: { request: { messages: readonly Message[] } }[] };
-    }>('outcome-attachments', { timeoutMs: 90_000 });
-    expect(result.text).toBe('trip 7: reserve-7, charge-7, ship-7');
-    expect(result.transcript[0]).toMatchObject(input.messages[0] as object);
-    expect(result.details().modelCalls.map(imagesIn)).toEqual([
-      [IMAGE_BASE64],
-      [IMAGE_BASE64],
-      [IMAGE_BASE64],
-    ]);
-  }, 120_000);
 });
