@@ -760,15 +760,28 @@ export class RunJournal {
     // Nothing is written past a failed write: the journal would have a hole a replay cannot
     // cross (an answer whose call's result is missing). The run stops with the first error.
     if (this.#failed) return Promise.reject(this.#writeError);
-    // Each append starts once the one before it succeeded: a store keeps appending after a
-    // failed append (its queue runs the next one), so issuing them all at once would put an
-    // entry on disk after the hole, such as a result whose attachment's bytes were refused.
-    const write = this.#lastWrite.then(() => {
-      if (this.#failed) throw this.#writeError;
-      return this.#guard.guard(
+    const append = () =>
+      this.#guard.guard(
         () => this.#store.append(this.runId, entry),
         `appending a "${entry.type}" entry`,
       );
+    if (this.#store.orderedAppends === true) {
+      // The store fails every append behind a failed one itself: issued at once, an answer and
+      // the next intent can go in one request (restateStore batches them).
+      const write = append();
+      write.catch((error: unknown) => this.#fail(error));
+      this.#lastWrite = write;
+      // Appends complete in call order, so an earlier failure is known when this one resolves.
+      return write.then(() => {
+        if (this.#failed) throw this.#writeError;
+      });
+    }
+    // Each append starts once the one before it succeeded: a store whose queue runs the next
+    // append after a failed one would otherwise put an entry on disk after the hole, such as a
+    // result whose attachment's bytes were refused.
+    const write = this.#lastWrite.then(() => {
+      if (this.#failed) throw this.#writeError;
+      return append();
     });
     write.catch((error: unknown) => this.#fail(error));
     this.#lastWrite = write;

@@ -103,6 +103,8 @@ export function restateStore(options: RestateStoreOptions): JournalStore {
   }
 
   return {
+    // AppendBatches fails the lines queued behind a refused request with it.
+    orderedAppends: true,
     async append(runId, entry) {
       const line = keptLine(runId, entry);
       if (entry.type !== 'start') return batches.add(runId, line);

@@ -120,3 +120,45 @@ const toolAttachments = (transcript: readonly Message[]) =>
 
 const resultsIn = (entries: readonly JournalEntry[]) =>
   entries.filter((entry) => entry.type === 'result');
+
+describe('how the journal issues appends', () => {
+  /** A memoryStore whose appends take a moment, counting how many are under way at once. */
+  function countingStore(orderedAppends: boolean) {
+    const inner = memoryStore();
+    let inFlight = 0;
+    let most = 0;
+    const store: JournalStore = {
+      ...inner,
+      read: (runId) => inner.read(runId),
+      list: () => inner.list(),
+      delete: (runId) => inner.delete(runId),
+      ...(orderedAppends && { orderedAppends: true }),
+      async append(runId, entry) {
+        inFlight++;
+        most = Math.max(most, inFlight);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        try {
+          await inner.append(runId, entry);
+        } finally {
+          inFlight--;
+        }
+      },
+    };
+    return { store, most: () => most };
+  }
+
+  it('one at a time for a store that runs appends after a failed one, at once for one that does not', async () => {
+    for (const ordered of [false, true]) {
+      const { store, most } = countingStore(ordered);
+      const { tool } = screenshotTool([1000]);
+      const result = await createChain({ model: model(), tools: [tool] }).invoke(INPUT, {
+        runId: `issued-${ordered}`,
+        store,
+      });
+      expect(result.status).toBe('succeeded');
+      // The attachment's bytes and the result that refers to them are appended together.
+      if (ordered) expect(most()).toBeGreaterThan(1);
+      else expect(most()).toBe(1);
+    }
+  });
+});

@@ -57,6 +57,14 @@ export interface JournalStore {
    */
   acquire?(runId: string): Promise<() => Promise<void>>;
   /**
+   * Optional: `true` when a failed append fails every append of the run issued after it (as
+   * `restateStore`'s batches do: one request at a time, the lines behind a refused one
+   * refused with it). The run host then issues appends without waiting for the one before, so
+   * the store can send several in one request. Without it each append starts once the one
+   * before succeeded, so a refused entry never leaves a later one in the journal after a hole.
+   */
+  readonly orderedAppends?: boolean;
+  /**
    * Optional (approvals need it, SPEC H2): leaves a message for the run, from any process,
    * beside its journal rather than in it: the journal has one writer, the run's host, which
    * reads its messages (`posted`) and journals what it takes from them. Fails with
