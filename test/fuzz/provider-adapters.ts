@@ -50,6 +50,23 @@ const chatChunk = (delta: object, finish: string | null) => ({
   choices: [{ index: 0, delta, finish_reason: finish }],
 });
 
+/**
+ * Faulty Chat Completions answers, one wire for two adapters under test: the OpenAI adapter
+ * and fromAiSdk over @ai-sdk/openai-compatible.
+ */
+const CHAT_COMPLETIONS_FAULTS = {
+  answerWithoutUsage: {
+    id: 'c1',
+    object: 'chat.completion',
+    model: 'm',
+    choices: [{ index: 0, message: { role: 'assistant', content: 'Hi' }, finish_reason: 'stop' }],
+  },
+  answerWithoutContent: { id: 'c1', object: 'chat.completion', model: 'm' },
+  missing: /choices/,
+  streamWithoutUsage: `${sse([chatChunk({ content: 'Hi' }, null), chatChunk({}, 'stop')])}data: [DONE]\n\n`,
+  streamHead: sse([chatChunk({ role: 'assistant', content: 'H' }, null)]),
+} as const;
+
 const responseMessage = {
   type: 'message',
   id: 'msg1',
@@ -88,16 +105,7 @@ export const PROVIDERS: readonly ProviderUnderTest[] = [
         maxRetries: 0,
         idleTimeoutMs,
       }),
-    answerWithoutUsage: {
-      id: 'c1',
-      object: 'chat.completion',
-      model: 'm',
-      choices: [{ index: 0, message: { role: 'assistant', content: 'Hi' }, finish_reason: 'stop' }],
-    },
-    answerWithoutContent: { id: 'c1', object: 'chat.completion', model: 'm' },
-    missing: /choices/,
-    streamWithoutUsage: `${sse([chatChunk({ content: 'Hi' }, null), chatChunk({}, 'stop')])}data: [DONE]\n\n`,
-    streamHead: sse([chatChunk({ role: 'assistant', content: 'H' }, null)]),
+    ...CHAT_COMPLETIONS_FAULTS,
   },
   {
     name: 'OpenAI Responses',
@@ -187,16 +195,7 @@ export const PROVIDERS: readonly ProviderUnderTest[] = [
         idleTimeoutMs,
         timeoutMs: idleTimeoutMs,
       }),
-    answerWithoutUsage: {
-      id: 'c1',
-      object: 'chat.completion',
-      model: 'm',
-      choices: [{ index: 0, message: { role: 'assistant', content: 'Hi' }, finish_reason: 'stop' }],
-    },
-    answerWithoutContent: { id: 'c1', object: 'chat.completion', model: 'm' },
-    missing: /choices/,
-    streamWithoutUsage: `${sse([chatChunk({ content: 'Hi' }, null), chatChunk({}, 'stop')])}data: [DONE]\n\n`,
-    streamHead: sse([chatChunk({ role: 'assistant', content: 'H' }, null)]),
+    ...CHAT_COMPLETIONS_FAULTS,
     stalledAnswer: (ms) => new RegExp(`no answer within ${ms} ms \\(timeoutMs\\)`),
   },
 ];
